@@ -1,1 +1,38 @@
-//! Placeholder.
+//! Tidemark's sans-IO reconciliation core. No I/O, no clocks of its own: events, time and write
+//! results go in; writes, probes and alerts come out.
+
+#![deny(missing_docs)]
+
+pub mod action;
+pub mod backoff;
+pub mod cache;
+pub mod controllers;
+pub mod feature_gates;
+pub mod key;
+pub mod labels;
+pub mod object;
+pub mod queue;
+pub mod reconciler;
+pub mod resource;
+pub mod router;
+pub mod rv;
+pub mod shard;
+pub mod stats;
+pub mod store;
+pub mod time;
+pub mod version_map;
+pub mod write;
+
+pub use action::{Action, ActionClass, Plan};
+pub use cache::ShardCache;
+pub use controllers::replicaset::ReplicaSetController;
+pub use feature_gates::FeatureGates;
+pub use key::{ObjectKey, Uid};
+pub use object::{DecodeError, Object, PodView, ReplicaSetView};
+pub use reconciler::{Context, ReconcileError, Reconciler};
+pub use resource::Resource;
+pub use router::{ShardId, ShardRouter};
+pub use rv::{NotComparable, ResourceVersion};
+pub use shard::{Change, ControllerSpec, Output, Shard};
+pub use stats::ControllerStats;
+pub use write::{WriteError, WriteErrorKind, WriteId, WriteRequest, WriteResult};

@@ -1,0 +1,136 @@
+//! What a reconciler asks for: writes to the API server, each classified ordinary or destructive.
+
+use crate::key::{ObjectKey, Uid};
+use crate::resource::Resource;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Whether an action can lose something if taken on a stale view.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ActionClass {
+    /// Status updates and creates: the freshness gate covers them.
+    Ordinary,
+    /// Deletes, scale-downs, Lease takeover or expiry, NotReady: need proof of freshness.
+    Destructive,
+}
+
+/// One write to the API server.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    /// POST a new object (the body may use `generateName`).
+    Create {
+        /// The resource.
+        resource: Resource,
+        /// The namespace to create in.
+        namespace: Arc<str>,
+        /// The object.
+        body: serde_json::Value,
+    },
+    /// DELETE an object, with a UID precondition so a newer object of the same name survives.
+    Delete {
+        /// The resource.
+        resource: Resource,
+        /// The object.
+        key: ObjectKey,
+        /// The UID the decision was about.
+        uid: Uid,
+    },
+    /// PUT the status subresource; the body carries the cached resourceVersion, so a stale view
+    /// gets `409 Conflict` instead of overwriting.
+    UpdateStatus {
+        /// The resource.
+        resource: Resource,
+        /// The object.
+        key: ObjectKey,
+        /// The whole object with its new status.
+        body: serde_json::Value,
+    },
+}
+
+impl Action {
+    /// Ordinary or destructive.
+    pub fn class(&self) -> ActionClass {
+        match self {
+            Action::Delete { .. } => ActionClass::Destructive,
+            Action::Create { .. } | Action::UpdateStatus { .. } => ActionClass::Ordinary,
+        }
+    }
+
+    /// The resource written.
+    pub fn resource(&self) -> Resource {
+        match self {
+            Action::Create { resource, .. }
+            | Action::Delete { resource, .. }
+            | Action::UpdateStatus { resource, .. } => *resource,
+        }
+    }
+
+    /// The verb, for logs and metrics.
+    pub fn verb(&self) -> &'static str {
+        match self {
+            Action::Create { .. } => "create",
+            Action::Delete { .. } => "delete",
+            Action::UpdateStatus { .. } => "update_status",
+        }
+    }
+}
+
+/// What a reconcile returns: steps of writes run in order, every write of a step at once, the
+/// next step only when the previous one fully succeeded (this is how slow start is expressed).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Plan {
+    /// The steps.
+    pub steps: Vec<Vec<Action>>,
+    /// Reconcile again after this long even if nothing changes.
+    pub requeue_after: Option<Duration>,
+}
+
+impl Plan {
+    /// True when the plan writes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.steps.iter().all(Vec::is_empty)
+    }
+
+    /// Appends `actions` in slow-start steps of 1, 2, 4, ... as kube-controller-manager creates
+    /// Pods: a failing API server costs one write, not hundreds.
+    pub fn push_slow_start(&mut self, actions: Vec<Action>) {
+        let mut batch = 1;
+        let mut rest = actions.into_iter().peekable();
+        while rest.peek().is_some() {
+            self.steps.push(rest.by_ref().take(batch).collect());
+            batch *= 2;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn create() -> Action {
+        Action::Create {
+            resource: Resource::Pods,
+            namespace: "ns".into(),
+            body: serde_json::Value::Null,
+        }
+    }
+
+    #[test]
+    fn slow_start_doubles_the_batch() {
+        let mut plan = Plan::default();
+        plan.push_slow_start(vec![create(); 10]);
+        let sizes: Vec<_> = plan.steps.iter().map(Vec::len).collect();
+        assert_eq!(sizes, [1, 2, 4, 3]);
+    }
+
+    #[test]
+    fn deletes_are_destructive_and_creates_ordinary() {
+        let delete = Action::Delete {
+            resource: Resource::Pods,
+            key: ObjectKey::new("ns", "p"),
+            uid: Uid::new("u"),
+        };
+        assert_eq!(delete.class(), ActionClass::Destructive);
+        assert_eq!(create().class(), ActionClass::Ordinary);
+    }
+}

@@ -1,0 +1,3 @@
+//! The onboarded controllers' logic, each a pure [`Reconciler`](crate::reconciler::Reconciler).
+
+pub mod replicaset;

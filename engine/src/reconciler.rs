@@ -1,0 +1,49 @@
+//! The `Reconciler` contract: read the shard's cache, return a plan of actions. No I/O.
+
+use crate::action::Plan;
+use crate::cache::ShardCache;
+use crate::key::ObjectKey;
+use crate::object::Object;
+use crate::resource::Resource;
+use smallvec::SmallVec;
+use std::time::Instant;
+
+/// The clock readings a reconcile may use, passed in so tests control time.
+#[derive(Copy, Clone, Debug)]
+pub struct Context {
+    /// Monotonic now.
+    pub now: Instant,
+    /// Wall-clock now in Unix seconds (only for comparing with timestamps objects carry).
+    pub unix_secs: i64,
+}
+
+/// A reconcile could not decide.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{controller}: {message}")]
+pub struct ReconcileError {
+    /// The controller.
+    pub controller: &'static str,
+    /// Why.
+    pub message: String,
+}
+
+/// A controller's logic. It reads only the shard's cache and returns what to do.
+pub trait Reconciler: Send + 'static {
+    /// A short lower-case name for logs and metrics labels (`replicaset`).
+    fn name(&self) -> &'static str;
+    /// The feature gate suffix (`ReplicaSet` for `StaleControllerConsistencyReplicaSet`).
+    fn gate_name(&self) -> &'static str;
+    /// The resource whose objects are this controller's keys.
+    fn primary(&self) -> Resource;
+    /// Every resource it reads; it runs only once all of them are synced.
+    fn reads(&self) -> &'static [Resource];
+    /// The keys whose reconcile depends on `object`.
+    fn keys_for(&self, object: &Object, keys: &mut SmallVec<[ObjectKey; 2]>);
+    /// Decides what to do for `key`.
+    fn reconcile(
+        &self,
+        key: &ObjectKey,
+        cache: &ShardCache,
+        ctx: &Context,
+    ) -> Result<Plan, ReconcileError>;
+}

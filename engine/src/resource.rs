@@ -1,0 +1,97 @@
+//! The resource kinds the engine caches, as a small enum that indexes per-resource arrays.
+
+use std::fmt;
+
+/// A resource the engine caches and gates on. Adding one means adding a variant here.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub enum Resource {
+    /// core/v1 Pods.
+    Pods,
+    /// apps/v1 ReplicaSets.
+    ReplicaSets,
+}
+
+impl Resource {
+    /// How many resources there are; the length of per-resource arrays.
+    pub const COUNT: usize = 2;
+    /// Every resource, in index order.
+    pub const ALL: [Resource; Self::COUNT] = [Resource::Pods, Resource::ReplicaSets];
+
+    /// Position in per-resource arrays.
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The API group ("" for core).
+    pub const fn group(self) -> &'static str {
+        match self {
+            Resource::Pods => "",
+            Resource::ReplicaSets => "apps",
+        }
+    }
+
+    /// The plural name used in URLs and metrics labels.
+    pub const fn plural(self) -> &'static str {
+        match self {
+            Resource::Pods => "pods",
+            Resource::ReplicaSets => "replicasets",
+        }
+    }
+
+    /// The object kind.
+    pub const fn kind(self) -> &'static str {
+        match self {
+            Resource::Pods => "Pod",
+            Resource::ReplicaSets => "ReplicaSet",
+        }
+    }
+
+    /// The apiVersion of objects of this resource.
+    pub const fn api_version(self) -> &'static str {
+        match self {
+            Resource::Pods => "v1",
+            Resource::ReplicaSets => "apps/v1",
+        }
+    }
+}
+
+impl fmt::Display for Resource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.plural())
+    }
+}
+
+/// A value per resource, indexed by [`Resource`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PerResource<T>([T; Resource::COUNT]);
+
+impl<T> PerResource<T> {
+    /// Builds the array from a function of the resource.
+    pub fn from_fn(mut f: impl FnMut(Resource) -> T) -> Self {
+        Self(std::array::from_fn(|i| f(Resource::ALL[i])))
+    }
+    /// The value for `resource`.
+    pub fn get(&self, resource: Resource) -> &T {
+        &self.0[resource.index()]
+    }
+    /// The value for `resource`, mutably.
+    pub fn get_mut(&mut self, resource: Resource) -> &mut T {
+        &mut self.0[resource.index()]
+    }
+    /// Every (resource, value) pair.
+    pub fn iter(&self) -> impl Iterator<Item = (Resource, &T)> {
+        Resource::ALL.into_iter().zip(self.0.iter())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_resource_has_its_own_index() {
+        for (i, r) in Resource::ALL.iter().enumerate() {
+            assert_eq!(r.index(), i);
+        }
+    }
+}

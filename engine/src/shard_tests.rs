@@ -1,0 +1,356 @@
+//! Unit tests of the shard: the gate, parking, deletions and atomic replace, driven by hand.
+
+use super::*;
+use crate::controllers::replicaset::ReplicaSetController;
+use crate::object::test_support::{pod, replicaset_json};
+use crate::object::{PodView, ReplicaSetView};
+use crate::write::WriteError;
+
+fn shard(consistency: bool) -> Shard {
+    Shard::new(
+        ShardId(0),
+        vec![ControllerSpec {
+            reconciler: Box::new(ReplicaSetController),
+            consistency,
+        }],
+    )
+}
+
+fn rv(v: u64) -> ResourceVersion {
+    ResourceVersion::new(v).expect("nonzero")
+}
+
+fn ctx(now: Instant) -> Context {
+    Context {
+        now,
+        unix_secs: 1_000,
+    }
+}
+
+fn writes(shard: &mut Shard, now: Instant) -> Vec<WriteRequest> {
+    let mut out = Vec::new();
+    shard.poll(&ctx(now), &mut out);
+    out.into_iter()
+        .filter_map(|o| match o {
+            Output::Write(w) => Some(w),
+            _ => None,
+        })
+        .collect()
+}
+
+fn creates(ws: &[WriteRequest]) -> usize {
+    ws.iter()
+        .filter(|w| matches!(w.action, Action::Create { .. }))
+        .count()
+}
+
+fn written(v: u64) -> WriteResult {
+    WriteResult::Written {
+        resource_version: v.to_string(),
+    }
+}
+
+/// Synced shard with `rs` (at rv 10) and `pods`, both lists at rv 10.
+fn synced(consistency: bool, rs: &ReplicaSetView, pods: Vec<PodView>) -> Shard {
+    let mut s = shard(consistency);
+    let now = Instant::now();
+    s.replace(
+        Resource::ReplicaSets,
+        vec![Object::ReplicaSet(rs.clone())],
+        Some(rv(10)),
+        now,
+    );
+    s.replace(
+        Resource::Pods,
+        pods.into_iter().map(Object::Pod).collect(),
+        Some(rv(10)),
+        now,
+    );
+    s
+}
+
+/// Runs a plan to the end, answering every write with consecutive versions from `next_rv`.
+fn complete(s: &mut Shard, mut ws: Vec<WriteRequest>, next_rv: &mut u64, now: Instant) -> usize {
+    let mut created = 0;
+    while !ws.is_empty() {
+        for w in ws.drain(..) {
+            *next_rv += 1;
+            let result = match w.action {
+                Action::Delete { .. } => WriteResult::Deleted,
+                Action::Create { .. } => {
+                    created += 1;
+                    written(*next_rv)
+                }
+                _ => written(*next_rv),
+            };
+            s.write_done(w.id, result, now);
+        }
+        ws = writes(s, now);
+    }
+    created
+}
+
+#[test]
+fn no_reconcile_runs_before_every_read_resource_has_its_first_list() {
+    let mut s = shard(true);
+    let now = Instant::now();
+    let rs = replicaset_json("ns", "web", 2, 10);
+    s.replace(
+        Resource::ReplicaSets,
+        vec![Object::ReplicaSet(rs)],
+        Some(rv(10)),
+        now,
+    );
+    assert!(writes(&mut s, now).is_empty(), "pods not listed yet");
+    s.replace(Resource::Pods, vec![], Some(rv(10)), now);
+    assert_eq!(
+        creates(&writes(&mut s, now)),
+        1,
+        "slow start begins with one"
+    );
+}
+
+#[test]
+fn replace_is_atomic_and_counts_missing_objects_as_deleted() {
+    let rs = replicaset_json("ns", "web", 2, 10);
+    let mut s = synced(
+        true,
+        &rs,
+        vec![pod(&rs, "a", 5, true), pod(&rs, "b", 6, true)],
+    );
+    let now = Instant::now();
+    s.replace(
+        Resource::Pods,
+        vec![
+            Object::Pod(pod(&rs, "b", 6, true)),
+            Object::Pod(pod(&rs, "c", 30, true)),
+        ],
+        Some(rv(40)),
+        now,
+    );
+    let mut names: Vec<_> = s
+        .cache()
+        .pods
+        .iter()
+        .map(|p| p.key.name().to_string())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["b", "c"]);
+    assert_eq!(s.watermark(Resource::Pods), Some(rv(40)));
+}
+
+#[test]
+fn stale_key_parks_and_wakes_when_the_watermark_passes_its_target() {
+    let rs = replicaset_json("ns", "web", 1, 10);
+    let mut s = synced(true, &rs, vec![]);
+    let now = Instant::now();
+    let mut next = 19;
+    let first = writes(&mut s, now);
+    assert_eq!(creates(&first), 1);
+    complete(&mut s, first, &mut next, now); // pod at 20, status at 21
+    s.apply(
+        Change::Applied(Object::ReplicaSet(replicaset_json("ns", "web", 1, 21))),
+        now,
+    );
+    s.advance(Resource::ReplicaSets, rv(21), now);
+    assert!(
+        writes(&mut s, now).is_empty(),
+        "pods cache is at 10, the key wrote 20"
+    );
+    assert_eq!(s.stats()[0].stale_sync_skips, 1);
+    assert_eq!(s.stats()[0].parked, 1);
+    s.advance(Resource::Pods, rv(19), now);
+    assert!(writes(&mut s, now).is_empty(), "19 is not 20");
+    let mut created = pod(&rs, "web-x", 20, false);
+    created.phase = crate::object::PodPhase::Pending;
+    s.apply(Change::Applied(Object::Pod(created)), now);
+    s.advance(Resource::Pods, rv(20), now);
+    let after = writes(&mut s, now);
+    assert_eq!(
+        creates(&after),
+        0,
+        "woken with the pod in cache: no second create"
+    );
+    assert_eq!(s.stats()[0].parked, 0);
+    assert_eq!(s.stats()[0].queue.wakes, 1);
+}
+
+#[test]
+fn with_the_gate_off_a_stale_cache_creates_twice() {
+    let rs = replicaset_json("ns", "web", 1, 10);
+    let mut s = synced(false, &rs, vec![]);
+    let now = Instant::now();
+    let mut next = 19;
+    let first = writes(&mut s, now);
+    complete(&mut s, first, &mut next, now);
+    s.apply(
+        Change::Applied(Object::ReplicaSet(replicaset_json("ns", "web", 1, 21))),
+        now,
+    );
+    s.advance(Resource::ReplicaSets, rv(21), now);
+    assert_eq!(
+        creates(&writes(&mut s, now)),
+        1,
+        "the naive controller over-creates"
+    );
+    assert_eq!(s.stats()[0].stale_reconciles, 1);
+}
+
+#[test]
+fn a_parked_key_does_not_block_other_keys_of_its_shard() {
+    let hot = replicaset_json("ns", "hot", 1, 10);
+    let cold = replicaset_json("ns", "cold", 0, 10);
+    let mut s = shard(true);
+    let now = Instant::now();
+    s.replace(
+        Resource::ReplicaSets,
+        vec![
+            Object::ReplicaSet(hot.clone()),
+            Object::ReplicaSet(cold.clone()),
+        ],
+        Some(rv(10)),
+        now,
+    );
+    s.replace(Resource::Pods, vec![], Some(rv(10)), now);
+    let mut next = 19;
+    let first = writes(&mut s, now);
+    complete(&mut s, first, &mut next, now);
+    s.apply(
+        Change::Applied(Object::ReplicaSet(replicaset_json("ns", "hot", 1, 30))),
+        now,
+    );
+    let mut cold_v2 = replicaset_json("ns", "cold", 0, 31);
+    cold_v2.generation = 2;
+    s.apply(Change::Applied(Object::ReplicaSet(cold_v2)), now);
+    s.advance(Resource::ReplicaSets, rv(31), now);
+    let ws = writes(&mut s, now);
+    assert_eq!(ws.len(), 1, "cold reconciles while hot is parked: {ws:?}");
+    assert_eq!(ws[0].owner.name(), "cold");
+    assert_eq!(s.stats()[0].parked, 1);
+}
+
+#[test]
+fn deletions_are_tracked_until_the_cache_shows_them() {
+    let rs = replicaset_json("ns", "web", 0, 10);
+    let victim = pod(&rs, "victim", 5, true);
+    let mut s = synced(true, &rs, vec![victim.clone()]);
+    let now = Instant::now();
+    let ws = writes(&mut s, now);
+    assert!(matches!(ws[0].action, Action::Delete { .. }));
+    let mut next = 19;
+    complete(&mut s, ws, &mut next, now);
+    s.apply(
+        Change::Applied(Object::ReplicaSet(replicaset_json("ns", "web", 0, 30))),
+        now,
+    );
+    s.advance(Resource::ReplicaSets, rv(30), now);
+    s.advance(Resource::Pods, rv(100), now);
+    assert!(
+        writes(&mut s, now).is_empty(),
+        "a high watermark proves nothing about a delete"
+    );
+    assert_eq!(s.stats()[0].parked, 1);
+    s.apply(Change::Deleted(Object::Pod(victim)), now);
+    let ws = writes(&mut s, now);
+    assert!(
+        ws.iter()
+            .all(|w| !matches!(w.action, Action::Delete { .. })),
+        "{ws:?}"
+    );
+    assert_eq!(s.stats()[0].parked, 0);
+}
+
+#[test]
+fn a_delete_already_observed_when_acknowledged_is_not_awaited() {
+    let rs = replicaset_json("ns", "web", 0, 10);
+    let victim = pod(&rs, "victim", 5, true);
+    let mut s = synced(true, &rs, vec![victim.clone()]);
+    let now = Instant::now();
+    let ws = writes(&mut s, now);
+    s.apply(Change::Deleted(Object::Pod(victim)), now);
+    s.write_done(ws[0].id, WriteResult::Deleted, now);
+    assert_eq!(s.stats()[0].tracked_keys, 0);
+}
+
+#[test]
+fn a_non_comparable_written_version_fails_open_and_is_counted() {
+    let rs = replicaset_json("ns", "web", 1, 10);
+    let mut s = synced(true, &rs, vec![]);
+    let now = Instant::now();
+    let ws = writes(&mut s, now);
+    s.write_done(
+        ws[0].id,
+        WriteResult::Written {
+            resource_version: String::new(),
+        },
+        now,
+    );
+    let status = writes(&mut s, now);
+    s.write_done(status[0].id, written(21), now);
+    s.apply(
+        Change::Applied(Object::ReplicaSet(replicaset_json("ns", "web", 1, 21))),
+        now,
+    );
+    s.advance(Resource::ReplicaSets, rv(21), now);
+    let _ = writes(&mut s, now);
+    assert_eq!(s.stats()[0].unknown_freshness, 1);
+}
+
+#[test]
+fn a_failed_write_backs_off_and_events_do_not_shorten_it() {
+    let rs = replicaset_json("ns", "web", 1, 10);
+    let mut s = synced(true, &rs, vec![]);
+    let now = Instant::now();
+    let ws = writes(&mut s, now);
+    let error = WriteError {
+        kind: WriteErrorKind::Server,
+        message: "boom".into(),
+    };
+    s.write_done(ws[0].id, WriteResult::Failed(error), now);
+    assert!(
+        writes(&mut s, now).is_empty(),
+        "the rest of the plan is abandoned"
+    );
+    let due = s.next_deadline().expect("backoff");
+    s.apply(
+        Change::Applied(Object::ReplicaSet(replicaset_json("ns", "web", 1, 11))),
+        now,
+    );
+    assert!(writes(&mut s, now).is_empty());
+    assert_eq!(s.next_deadline(), Some(due));
+    assert_eq!(creates(&writes(&mut s, due)), 1);
+}
+
+#[test]
+fn a_stuck_watermark_asks_for_a_probe_and_reports_starvation() {
+    let rs = replicaset_json("ns", "web", 1, 10);
+    let mut s = synced(true, &rs, vec![]);
+    let mut now = Instant::now();
+    let mut next = 19;
+    let first = writes(&mut s, now);
+    complete(&mut s, first, &mut next, now);
+    s.apply(
+        Change::Applied(Object::ReplicaSet(replicaset_json("ns", "web", 1, 21))),
+        now,
+    );
+    s.advance(Resource::ReplicaSets, rv(21), now);
+    let mut probes = 0;
+    let mut starving = 0;
+    for _ in 0..6 {
+        let mut out = Vec::new();
+        s.poll(&ctx(now), &mut out);
+        for o in out {
+            match o {
+                Output::Probe { target, .. } => {
+                    assert_eq!(target, rv(20));
+                    probes += 1;
+                }
+                Output::Starving { .. } => starving += 1,
+                Output::Write(w) => panic!("no write while stale: {w:?}"),
+            }
+        }
+        now = s.next_deadline().expect("safety timer");
+    }
+    assert_eq!(probes, 5);
+    assert!(starving >= 1);
+}

@@ -1,0 +1,109 @@
+//! Counters and latency histograms a shard keeps per controller; the runtime exports them.
+
+use crate::queue::QueueStats;
+use hdrhistogram::Histogram;
+use std::time::Duration;
+
+/// One controller's figures in one shard.
+#[derive(Clone, Debug)]
+pub struct ControllerStats {
+    /// The controller.
+    pub controller: &'static str,
+    /// Reconciles run.
+    pub reconciles: u64,
+    /// Reconciles that returned an error.
+    pub reconcile_errors: u64,
+    /// Reconciles skipped because the cache had not caught up (`stale_sync_skips_total`).
+    pub stale_sync_skips: u64,
+    /// Reconciles run on a cache known to be stale, because the gate is off.
+    pub stale_reconciles: u64,
+    /// Gate checks that met a non-comparable version and failed open.
+    pub unknown_freshness: u64,
+    /// Writes that succeeded.
+    pub writes: u64,
+    /// Writes that failed.
+    pub write_failures: u64,
+    /// Probes asked for by parked keys whose safety timer ran out.
+    pub probes: u64,
+    /// Starvation reports.
+    pub starving: u64,
+    /// Queue counters.
+    pub queue: QueueStats,
+    /// Keys ready now.
+    pub depth: usize,
+    /// Keys parked now.
+    pub parked: usize,
+    /// Keys reconciling now (their writes in flight).
+    pub in_flight: usize,
+    /// Keys with a version-map record.
+    pub tracked_keys: usize,
+    /// Watermark-to-reconcile latency of woken keys, in microseconds.
+    pub wake_latency_us: Histogram<u64>,
+    /// Ready-to-reconcile latency of every key, in microseconds.
+    pub queue_latency_us: Histogram<u64>,
+}
+
+fn histogram() -> Histogram<u64> {
+    // Three significant digits from 1 us to an hour; the bounds are constants, so this holds.
+    Histogram::new_with_bounds(1, 3_600_000_000, 3)
+        .unwrap_or_else(|_| Histogram::new(3).unwrap_or_else(|_| unreachable!()))
+}
+
+impl ControllerStats {
+    /// Empty figures for `controller`.
+    pub fn new(controller: &'static str) -> Self {
+        Self {
+            controller,
+            reconciles: 0,
+            reconcile_errors: 0,
+            stale_sync_skips: 0,
+            stale_reconciles: 0,
+            unknown_freshness: 0,
+            writes: 0,
+            write_failures: 0,
+            probes: 0,
+            starving: 0,
+            queue: QueueStats::default(),
+            depth: 0,
+            parked: 0,
+            in_flight: 0,
+            tracked_keys: 0,
+            wake_latency_us: histogram(),
+            queue_latency_us: histogram(),
+        }
+    }
+
+    pub(crate) fn record_wake(&mut self, latency: Duration) {
+        self.wake_latency_us
+            .saturating_record(latency.as_micros().max(1) as u64);
+    }
+
+    pub(crate) fn record_queue_latency(&mut self, latency: Duration) {
+        self.queue_latency_us
+            .saturating_record(latency.as_micros().max(1) as u64);
+    }
+
+    /// Adds `other`'s figures (from another shard) to these.
+    pub fn merge(&mut self, other: &ControllerStats) {
+        self.reconciles += other.reconciles;
+        self.reconcile_errors += other.reconcile_errors;
+        self.stale_sync_skips += other.stale_sync_skips;
+        self.stale_reconciles += other.stale_reconciles;
+        self.unknown_freshness += other.unknown_freshness;
+        self.writes += other.writes;
+        self.write_failures += other.write_failures;
+        self.probes += other.probes;
+        self.starving += other.starving;
+        self.queue.adds += other.queue.adds;
+        self.queue.retries += other.queue.retries;
+        self.queue.parks += other.queue.parks;
+        self.queue.wakes += other.queue.wakes;
+        self.queue.park_timeouts += other.queue.park_timeouts;
+        self.depth += other.depth;
+        self.parked += other.parked;
+        self.in_flight += other.in_flight;
+        self.tracked_keys += other.tracked_keys;
+        let _ = self.wake_latency_us.add(&other.wake_latency_us);
+        let _ = self.queue_latency_us.add(&other.queue_latency_us);
+    }
+}

@@ -1,0 +1,143 @@
+//! One resource's slice of the cache: objects by key, with an index from owner UID to dependents.
+
+use crate::key::{ObjectKey, Uid};
+use ahash::{AHashMap, AHashSet};
+
+/// What the store needs to know about an object.
+pub trait Cached: Clone {
+    /// namespace/name.
+    fn key(&self) -> &ObjectKey;
+    /// The UID of the controlling owner, if any.
+    fn owner_uid(&self) -> Option<&Uid>;
+}
+
+/// Objects of one resource by key, plus the dependents of each owner.
+#[derive(Clone, Debug)]
+pub struct Store<T> {
+    objects: AHashMap<ObjectKey, T>,
+    by_owner: AHashMap<Uid, AHashSet<ObjectKey>>,
+}
+
+impl<T> Default for Store<T> {
+    fn default() -> Self {
+        Self {
+            objects: AHashMap::new(),
+            by_owner: AHashMap::new(),
+        }
+    }
+}
+
+impl<T: Cached> Store<T> {
+    /// The object at `key`.
+    pub fn get(&self, key: &ObjectKey) -> Option<&T> {
+        self.objects.get(key)
+    }
+
+    /// Inserts or replaces an object; returns the previous one.
+    pub fn apply(&mut self, object: T) -> Option<T> {
+        let key = object.key().clone();
+        if let Some(owner) = object.owner_uid() {
+            self.by_owner
+                .entry(owner.clone())
+                .or_default()
+                .insert(key.clone());
+        }
+        let previous = self.objects.insert(key.clone(), object);
+        if let Some(old_owner) = previous.as_ref().and_then(|p| p.owner_uid()) {
+            let still = self.objects.get(&key).and_then(|o| o.owner_uid());
+            if still != Some(old_owner) {
+                self.unindex(old_owner.clone(), &key);
+            }
+        }
+        previous
+    }
+
+    /// Removes the object at `key`; returns it.
+    pub fn remove(&mut self, key: &ObjectKey) -> Option<T> {
+        let removed = self.objects.remove(key)?;
+        if let Some(owner) = removed.owner_uid() {
+            self.unindex(owner.clone(), key);
+        }
+        Some(removed)
+    }
+
+    fn unindex(&mut self, owner: Uid, key: &ObjectKey) {
+        if let Some(set) = self.by_owner.get_mut(&owner) {
+            set.remove(key);
+            if set.is_empty() {
+                self.by_owner.remove(&owner);
+            }
+        }
+    }
+
+    /// Replaces every object at once. Returns the objects that were removed because the new
+    /// contents no longer hold them, and the previous version of each that changed.
+    pub fn replace(&mut self, objects: Vec<T>) -> Vec<T> {
+        let mut incoming: AHashMap<ObjectKey, T> = AHashMap::with_capacity(objects.len());
+        for o in objects {
+            incoming.insert(o.key().clone(), o);
+        }
+        let old = std::mem::take(&mut self.objects);
+        self.by_owner.clear();
+        let mut removed = Vec::new();
+        for (key, object) in old {
+            if !incoming.contains_key(&key) {
+                removed.push(object);
+            }
+        }
+        for (_, object) in incoming {
+            self.apply(object);
+        }
+        removed
+    }
+
+    /// The dependents of the owner with `uid`.
+    pub fn owned_by<'a>(&'a self, uid: &Uid) -> impl Iterator<Item = &'a T> + 'a {
+        self.by_owner
+            .get(uid)
+            .into_iter()
+            .flat_map(|set| set.iter())
+            .filter_map(|k| self.objects.get(k))
+    }
+
+    /// Every object.
+    pub fn iter(&self) -> impl Iterator<Item = &T> {
+        self.objects.values()
+    }
+
+    /// How many objects are cached.
+    pub fn len(&self) -> usize {
+        self.objects.len()
+    }
+
+    /// True when nothing is cached.
+    pub fn is_empty(&self) -> bool {
+        self.objects.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::object::PodView;
+    use crate::object::test_support::{pod_owned_by, replicaset};
+
+    #[test]
+    fn owner_index_follows_apply_remove_and_replace() {
+        let rs = replicaset("ns", "web", 2);
+        let mut store: Store<PodView> = Store::default();
+        store.apply(pod_owned_by(&rs, "a"));
+        store.apply(pod_owned_by(&rs, "b"));
+        assert_eq!(store.owned_by(&rs.uid).count(), 2);
+        store.remove(&ObjectKey::new("ns", "a"));
+        assert_eq!(store.owned_by(&rs.uid).count(), 1);
+        let removed = store.replace(vec![pod_owned_by(&rs, "c")]);
+        assert_eq!(removed.len(), 1);
+        assert_eq!(removed[0].key.name(), "b");
+        let names: Vec<_> = store
+            .owned_by(&rs.uid)
+            .map(|p| p.key.name().to_string())
+            .collect();
+        assert_eq!(names, vec!["c"]);
+    }
+}
