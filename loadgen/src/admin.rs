@@ -1,0 +1,76 @@
+//! The loopback admin endpoint (its own listener): read and change faults at run time, read the oracle.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Json;
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, put};
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::faults::Faults;
+use crate::resource::Resource;
+use crate::store::Store;
+
+/// What the admin endpoint can reach.
+#[derive(Debug, Clone)]
+pub struct AdminState {
+    /// Fault settings.
+    pub faults: Arc<Faults>,
+    /// The store (for the oracle).
+    pub store: Arc<Store>,
+}
+
+#[derive(Debug, Deserialize)]
+struct WatchDelay {
+    resource: String,
+    millis: u64,
+}
+
+fn bad(message: String) -> Response {
+    (StatusCode::BAD_REQUEST, Json(json!({"error": message}))).into_response()
+}
+
+async fn get_faults(State(s): State<AdminState>) -> Json<serde_json::Value> {
+    Json(s.faults.to_json())
+}
+
+async fn put_watch_delay(State(s): State<AdminState>, body: Bytes) -> Response {
+    let req: WatchDelay = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => {
+            return bad(format!(
+                "expected {{\"resource\":\"pods\",\"millis\":N}}: {e}"
+            ));
+        }
+    };
+    let Some(resource) = Resource::from_plural(&req.resource) else {
+        return bad(format!("unknown resource {:?}", req.resource));
+    };
+    s.faults
+        .set_watch_delay(resource, Duration::from_millis(req.millis));
+    Json(s.faults.to_json()).into_response()
+}
+
+async fn get_violations(State(s): State<AdminState>) -> Json<serde_json::Value> {
+    Json(json!({
+        "revision": s.store.current_revision(),
+        "writes": s.store.write_count(),
+        "violations": s.store.violations(),
+    }))
+}
+
+/// The admin router: `GET /faults`, `PUT /faults/watch-delay`, `GET /oracle`, `GET /healthz`.
+pub fn router(state: AdminState) -> Router {
+    Router::new()
+        .route("/faults", get(get_faults))
+        .route("/faults/watch-delay", put(put_watch_delay))
+        .route("/oracle", get(get_violations))
+        .route("/healthz", get(|| async { "ok" }))
+        .with_state(state)
+}

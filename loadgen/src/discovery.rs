@@ -1,0 +1,130 @@
+//! Discovery documents (`/version`, `/api`, `/api/v1`, `/apis`, `/apis/apps/v1`) for standard clients.
+
+use serde_json::{Value, json};
+
+use crate::resource::Resource;
+
+/// `/version`.
+pub fn version() -> Value {
+    json!({
+        "major": "1",
+        "minor": "36",
+        "gitVersion": "v1.36.0",
+        "gitCommit": "0000000000000000000000000000000000000000",
+        "gitTreeState": "clean",
+        "buildDate": "2026-01-01T00:00:00Z",
+        "goVersion": "go1.25.0",
+        "compiler": "gc",
+        "platform": "linux/amd64",
+        "emulationMajor": "1",
+        "emulationMinor": "36",
+        "minCompatibilityMajor": "1",
+        "minCompatibilityMinor": "35",
+    })
+}
+
+/// `/api`.
+pub fn core_versions() -> Value {
+    json!({
+        "kind": "APIVersions",
+        "versions": ["v1"],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}],
+    })
+}
+
+fn group_version(group: &str) -> Value {
+    json!({"groupVersion": format!("{group}/v1"), "version": "v1"})
+}
+
+/// `/apis/{group}` for a served group, or None.
+pub fn group(name: &str) -> Option<Value> {
+    Resource::ALL
+        .iter()
+        .any(|r| r.group() == name && !name.is_empty())
+        .then(|| {
+            json!({
+                "kind": "APIGroup",
+                "apiVersion": "v1",
+                "name": name,
+                "versions": [group_version(name)],
+                "preferredVersion": group_version(name),
+            })
+        })
+}
+
+/// `/apis`.
+pub fn groups() -> Value {
+    let mut names: Vec<&str> = Resource::ALL
+        .iter()
+        .map(|r| r.group())
+        .filter(|g| !g.is_empty())
+        .collect();
+    names.dedup();
+    let groups: Vec<Value> = names
+        .iter()
+        .filter_map(|g| group(g))
+        .map(|mut g| {
+            if let Value::Object(m) = &mut g {
+                m.remove("kind");
+                m.remove("apiVersion");
+            }
+            g
+        })
+        .collect();
+    json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
+}
+
+/// `/api/v1` (group `""`) or `/apis/{group}/v1`, or None for an unknown group version.
+pub fn resources(group: &str, version: &str) -> Option<Value> {
+    let served: Vec<Resource> = Resource::ALL
+        .into_iter()
+        .filter(|r| r.group() == group && r.version() == version)
+        .collect();
+    if served.is_empty() {
+        return None;
+    }
+    let mut list = Vec::new();
+    for r in served {
+        list.push(json!({
+            "name": r.plural(),
+            "singularName": r.singular(),
+            "namespaced": true,
+            "kind": r.kind(),
+            "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
+            "shortNames": r.short_names(),
+            "categories": ["all"],
+        }));
+        list.push(json!({
+            "name": format!("{}/status", r.plural()),
+            "singularName": "",
+            "namespaced": true,
+            "kind": r.kind(),
+            "verbs": ["get", "patch", "update"],
+        }));
+    }
+    let gv = if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    };
+    Some(
+        json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": list}),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_core_group_lists_pods_and_apps_lists_replicasets() {
+        let core = resources("", "v1").unwrap();
+        assert_eq!(core["resources"][0]["name"], "pods");
+        assert_eq!(core["resources"][1]["name"], "pods/status");
+        let apps = resources("apps", "v1").unwrap();
+        assert_eq!(apps["groupVersion"], "apps/v1");
+        assert_eq!(apps["resources"][0]["kind"], "ReplicaSet");
+        assert!(resources("batch", "v1").is_none());
+        assert_eq!(groups()["groups"][0]["name"], "apps");
+    }
+}

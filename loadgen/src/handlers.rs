@@ -1,0 +1,424 @@
+//! The HTTP handler of the API listener: decodes requests, calls the store, encodes responses.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::Response;
+use bytes::Bytes;
+use http::{HeaderMap, Method, StatusCode, header};
+use serde_json::Value;
+
+use crate::discovery;
+use crate::list::{self, ContinueToken, ListRequest};
+use crate::resource::Resource;
+use crate::routes::{self, Route};
+use crate::selector::Selectors;
+use crate::status::ApiError;
+use crate::store::{Preconditions, Store, Subresource};
+use crate::watch::{self, WatchContext, WatchRequest, WatchStart};
+
+/// Request bodies larger than this are refused with 413 (as upstream's 3 MiB limit).
+pub const MAX_BODY: usize = 3 * 1024 * 1024;
+/// Watches without `timeoutSeconds` close after this.
+pub const DEFAULT_WATCH_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+/// State shared by every request.
+#[derive(Debug, Clone)]
+pub struct App {
+    /// The store.
+    pub store: Arc<Store>,
+    /// Context for watch streams.
+    pub watch: WatchContext,
+}
+
+fn json_response(code: StatusCode, body: impl Into<Body>) -> Response {
+    let mut resp = Response::new(body.into());
+    *resp.status_mut() = code;
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    resp
+}
+
+fn value_response(code: StatusCode, v: &Value) -> Response {
+    json_response(code, serde_json::to_vec(v).unwrap_or_default())
+}
+
+/// The `Status` response for an error.
+pub fn error_response(e: &ApiError) -> Response {
+    let code = StatusCode::from_u16(e.code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    value_response(code, &e.to_status())
+}
+
+struct Query(Vec<(String, String)>);
+
+impl Query {
+    fn parse(uri: &http::Uri) -> Result<Query, ApiError> {
+        let q = uri.query().unwrap_or("");
+        axum::extract::Query::<Vec<(String, String)>>::try_from_uri(
+            &format!("/?{q}")
+                .parse::<http::Uri>()
+                .map_err(|_| ApiError::bad_request("invalid query"))?,
+        )
+        .map(|axum::extract::Query(v)| Query(v))
+        .map_err(|e| ApiError::bad_request(format!("invalid query string: {e}")))
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn flag(&self, name: &str) -> bool {
+        matches!(self.get(name), Some("true" | "1"))
+    }
+}
+
+fn user_agent(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+}
+
+async fn read_body(body: Body, headers: &HeaderMap) -> Result<Bytes, ApiError> {
+    let too_large = || ApiError::RequestEntityTooLarge {
+        message: format!("Request entity too large: limit is {MAX_BODY}"),
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY) {
+        return Err(too_large());
+    }
+    axum::body::to_bytes(body, MAX_BODY)
+        .await
+        .map_err(|_| too_large())
+}
+
+fn content_type(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        })
+}
+
+fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
+    match content_type(headers).as_deref() {
+        None | Some("" | "application/json" | "*/*") => Ok(()),
+        Some(other) => Err(ApiError::UnsupportedMediaType {
+            message: format!(
+                "the body of the request was in an unknown format - accepted media types include: application/json (got {other})"
+            ),
+        }),
+    }
+}
+
+fn parse_json(body: &[u8]) -> Result<Value, ApiError> {
+    serde_json::from_slice(body).map_err(|e| {
+        ApiError::bad_request(format!("the body of the request could not be decoded: {e}"))
+    })
+}
+
+/// The single handler for every path of the API listener.
+pub async fn handle(State(app): State<Arc<App>>, req: Request) -> Response {
+    match dispatch(&app, req).await {
+        Ok(r) => r,
+        Err(e) => error_response(&e),
+    }
+}
+
+fn not_found_path(path: &str) -> ApiError {
+    ApiError::NotFound {
+        kind: String::new(),
+        name: String::new(),
+        message: format!("the server could not find the requested resource ({path})"),
+    }
+}
+
+fn method_not_allowed(method: &Method) -> ApiError {
+    ApiError::MethodNotAllowed {
+        message: format!(
+            "the server does not allow this method on the requested resource ({method})"
+        ),
+    }
+}
+
+async fn dispatch(app: &App, req: Request) -> Result<Response, ApiError> {
+    let (parts, body) = req.into_parts();
+    let path = parts.uri.path().to_string();
+    let route = routes::parse(&path).ok_or_else(|| not_found_path(&path))?;
+    let method = parts.method.clone();
+    let ua = user_agent(&parts.headers);
+    let ua = ua.as_deref();
+    let is_get = method == Method::GET || method == Method::HEAD;
+    match route {
+        Route::Root => Ok(value_response(
+            StatusCode::OK,
+            &serde_json::json!({"paths": ["/api", "/api/v1", "/apis", "/apis/apps", "/apis/apps/v1", "/healthz", "/livez", "/readyz", "/version"]}),
+        )),
+        Route::Version if is_get => Ok(value_response(StatusCode::OK, &discovery::version())),
+        Route::Health if is_get => {
+            let mut r = Response::new(Body::from("ok"));
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                http::HeaderValue::from_static("text/plain; charset=utf-8"),
+            );
+            Ok(r)
+        }
+        Route::CoreVersions if is_get => {
+            Ok(value_response(StatusCode::OK, &discovery::core_versions()))
+        }
+        Route::Groups if is_get => Ok(value_response(StatusCode::OK, &discovery::groups())),
+        Route::Group(g) if is_get => discovery::group(&g)
+            .map(|v| value_response(StatusCode::OK, &v))
+            .ok_or_else(|| not_found_path(&path)),
+        Route::Resources { group, version } if is_get => discovery::resources(&group, &version)
+            .map(|v| value_response(StatusCode::OK, &v))
+            .ok_or_else(|| not_found_path(&path)),
+        Route::Collection {
+            resource,
+            namespace,
+        } => {
+            let query = Query::parse(&parts.uri)?;
+            match (method, &namespace) {
+                (Method::GET, _) => list_or_watch(app, resource, namespace, &query).await,
+                (Method::POST, Some(ns)) => {
+                    require_json(&parts.headers)?;
+                    let body = parse_json(&read_body(body, &parts.headers).await?)?;
+                    let stored = app.store.create(resource, ns, body, ua)?;
+                    Ok(json_response(StatusCode::CREATED, stored.bytes.clone()))
+                }
+                (m, _) => Err(method_not_allowed(&m)),
+            }
+        }
+        Route::Object {
+            resource,
+            namespace,
+            name,
+            status,
+        } => {
+            let sub = if status {
+                Subresource::Status
+            } else {
+                Subresource::Main
+            };
+            match method {
+                Method::GET => app
+                    .store
+                    .get(resource, &namespace, &name)
+                    .map(|s| json_response(StatusCode::OK, s.bytes.clone()))
+                    .ok_or_else(|| ApiError::not_found(resource.plural(), &name)),
+                Method::PUT => {
+                    require_json(&parts.headers)?;
+                    let body = parse_json(&read_body(body, &parts.headers).await?)?;
+                    let stored = app
+                        .store
+                        .update(resource, &namespace, &name, body, sub, ua)?;
+                    Ok(json_response(StatusCode::OK, stored.bytes.clone()))
+                }
+                Method::PATCH => {
+                    let kind = content_type(&parts.headers).unwrap_or_default();
+                    let patch = parse_patch_body(&kind, &read_body(body, &parts.headers).await?)?;
+                    patch_object(&app.store, resource, &namespace, &name, sub, &patch, ua)
+                        .map(|b| json_response(StatusCode::OK, b))
+                }
+                Method::DELETE if !status => {
+                    let raw = read_body(body, &parts.headers).await?;
+                    let pre = parse_delete_options(&raw)?;
+                    let stored = app.store.delete(resource, &namespace, &name, &pre, ua)?;
+                    Ok(json_response(StatusCode::OK, stored.bytes.clone()))
+                }
+                m => Err(method_not_allowed(&m)),
+            }
+        }
+        _ => Err(method_not_allowed(&method)),
+    }
+}
+
+fn parse_delete_options(raw: &[u8]) -> Result<Preconditions, ApiError> {
+    if raw.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Preconditions::default());
+    }
+    let v = parse_json(raw)?;
+    if !v.is_object() {
+        return Err(ApiError::bad_request("DeleteOptions must be a JSON object"));
+    }
+    let field = |f: &str| v["preconditions"][f].as_str().map(str::to_string);
+    Ok(Preconditions {
+        uid: field("uid"),
+        resource_version: field("resourceVersion"),
+    })
+}
+
+fn parse_patch_body(kind: &str, raw: &[u8]) -> Result<Value, ApiError> {
+    match kind {
+        "application/merge-patch+json" | "application/strategic-merge-patch+json" => {
+            let v = parse_json(raw)?;
+            if !v.is_object() {
+                return Err(ApiError::bad_request("a merge patch must be a JSON object"));
+            }
+            Ok(v)
+        }
+        other => Err(ApiError::UnsupportedMediaType {
+            message: format!(
+                "the body of the request was in an unknown format - accepted media types include: application/merge-patch+json, application/strategic-merge-patch+json (got {other})"
+            ),
+        }),
+    }
+}
+
+/// RFC 7386 JSON merge patch (strategic merge patch is approximated by it).
+pub fn merge_patch(target: &mut Value, patch: &Value) {
+    match patch {
+        Value::Object(p) => {
+            if !target.is_object() {
+                *target = Value::Object(Default::default());
+            }
+            if let Value::Object(t) = target {
+                for (k, v) in p {
+                    if v.is_null() {
+                        t.remove(k);
+                    } else {
+                        merge_patch(t.entry(k.clone()).or_insert(Value::Null), v);
+                    }
+                }
+            }
+        }
+        other => *target = other.clone(),
+    }
+}
+
+fn patch_object(
+    store: &Store,
+    r: Resource,
+    ns: &str,
+    name: &str,
+    sub: Subresource,
+    patch: &Value,
+    ua: Option<&str>,
+) -> Result<Bytes, ApiError> {
+    let pinned = !patch["metadata"]["resourceVersion"].is_null();
+    for _ in 0..16 {
+        let current = store
+            .get(r, ns, name)
+            .ok_or_else(|| ApiError::not_found(r.plural(), name))?;
+        let mut obj = current.value.clone();
+        merge_patch(&mut obj, patch);
+        match store.update(r, ns, name, obj, sub, ua) {
+            Err(ApiError::Conflict { .. }) if !pinned => continue,
+            other => return other.map(|s| s.bytes.clone()),
+        }
+    }
+    Err(ApiError::conflict_modified(r.plural(), name))
+}
+
+async fn list_or_watch(
+    app: &App,
+    resource: Resource,
+    namespace: Option<String>,
+    q: &Query,
+) -> Result<Response, ApiError> {
+    let selectors = Selectors::parse(q.get("labelSelector"), q.get("fieldSelector"))?;
+    let rv = q.get("resourceVersion");
+    if q.flag("watch") {
+        let start = match rv {
+            None | Some("" | "0") => WatchStart::Current,
+            Some(s) => WatchStart::After(s.parse::<u64>().map_err(|_| {
+                ApiError::bad_request(format!(
+                    "resourceVersion: Invalid value: \"{s}\": must be an integer"
+                ))
+            })?),
+        };
+        let timeout = match q.get("timeoutSeconds") {
+            None | Some("") => DEFAULT_WATCH_TIMEOUT,
+            Some(s) => Duration::from_secs(
+                s.parse::<u64>()
+                    .map_err(|_| ApiError::bad_request("timeoutSeconds must be an integer"))?,
+            ),
+        };
+        if let WatchStart::After(r) = start {
+            let compacted = app.store.compacted_revision();
+            if r < compacted {
+                return Ok(json_response(
+                    StatusCode::OK,
+                    watch::expired_body(r, compacted),
+                ));
+            }
+        }
+        let req = WatchRequest {
+            resource,
+            namespace,
+            selectors,
+            start,
+            bookmarks: q.flag("allowWatchBookmarks"),
+            initial_events_end: q.flag("sendInitialEvents") && start == WatchStart::Current,
+            timeout,
+        };
+        return Ok(json_response(
+            StatusCode::OK,
+            watch::watch_body(app.watch.clone(), req),
+        ));
+    }
+    let continue_token = match q.get("continue") {
+        None | Some("") => None,
+        Some(c) => {
+            if rv.is_some_and(|v| !v.is_empty()) {
+                return Err(ApiError::bad_request(
+                    "specifying resource version is not allowed when using continue",
+                ));
+            }
+            Some(ContinueToken::decode(c)?)
+        }
+    };
+    let limit = match q.get("limit") {
+        None | Some("") => 0,
+        Some(s) => s
+            .parse::<usize>()
+            .map_err(|_| ApiError::bad_request("limit must be a non-negative integer"))?,
+    };
+    let req = ListRequest {
+        resource,
+        namespace,
+        selectors,
+        limit,
+        continue_token,
+        read_at: list::read_at(rv, q.get("resourceVersionMatch"))?,
+    };
+    let body = list::list(&app.store, &req).await?;
+    Ok(json_response(StatusCode::OK, body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_merge_patch_replaces_merges_and_removes() {
+        let mut t = json!({"a": 1, "b": {"c": 2, "d": 3}, "e": [1]});
+        merge_patch(&mut t, &json!({"a": null, "b": {"c": 5}, "e": [2, 3]}));
+        assert_eq!(t, json!({"b": {"c": 5, "d": 3}, "e": [2, 3]}));
+    }
+
+    #[test]
+    fn delete_options_preconditions_parse_and_garbage_is_rejected() {
+        let p = parse_delete_options(br#"{"preconditions":{"uid":"u"}}"#).unwrap();
+        assert_eq!(p.uid.as_deref(), Some("u"));
+        assert_eq!(parse_delete_options(b"").unwrap(), Preconditions::default());
+        assert_eq!(parse_delete_options(b"{nope").unwrap_err().code(), 400);
+    }
+}

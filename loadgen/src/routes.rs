@@ -1,0 +1,127 @@
+//! URL paths of the Kubernetes REST API, parsed into what they address.
+
+use crate::resource::Resource;
+
+/// What a request path addresses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    /// `/`.
+    Root,
+    /// `/version`.
+    Version,
+    /// `/healthz`, `/readyz`, `/livez` (and their sub-checks).
+    Health,
+    /// `/api`.
+    CoreVersions,
+    /// `/apis`.
+    Groups,
+    /// `/apis/{group}`.
+    Group(String),
+    /// `/api/v1` or `/apis/{group}/{version}`.
+    Resources {
+        /// API group (empty for core).
+        group: String,
+        /// Version.
+        version: String,
+    },
+    /// A collection: all namespaces (`namespace == None`) or one.
+    Collection {
+        /// The resource.
+        resource: Resource,
+        /// The namespace, if namespaced.
+        namespace: Option<String>,
+    },
+    /// One object, or its `/status` subresource.
+    Object {
+        /// The resource.
+        resource: Resource,
+        /// The namespace.
+        namespace: String,
+        /// The name.
+        name: String,
+        /// Whether the path ends in `/status`.
+        status: bool,
+    },
+}
+
+/// Parses a request path; `None` is a 404.
+pub fn parse(path: &str) -> Option<Route> {
+    let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    let (group, version, rest): (&str, &str, &[&str]) = match segs.as_slice() {
+        [] => return Some(Route::Root),
+        ["version"] => return Some(Route::Version),
+        ["healthz" | "readyz" | "livez", ..] => return Some(Route::Health),
+        ["api"] => return Some(Route::CoreVersions),
+        ["apis"] => return Some(Route::Groups),
+        ["apis", g] => return Some(Route::Group((*g).to_string())),
+        ["api", v, rest @ ..] => ("", *v, rest),
+        ["apis", g, v, rest @ ..] => (*g, *v, rest),
+        _ => return None,
+    };
+    let known = |plural: &str| {
+        Resource::from_group_plural(group, plural).filter(|r| r.version() == version)
+    };
+    match rest {
+        [] => Some(Route::Resources {
+            group: group.to_string(),
+            version: version.to_string(),
+        }),
+        [plural] => known(plural).map(|resource| Route::Collection {
+            resource,
+            namespace: None,
+        }),
+        ["namespaces", ns, plural] => known(plural).map(|resource| Route::Collection {
+            resource,
+            namespace: Some((*ns).to_string()),
+        }),
+        ["namespaces", ns, plural, name] => known(plural).map(|resource| Route::Object {
+            resource,
+            namespace: (*ns).to_string(),
+            name: (*name).to_string(),
+            status: false,
+        }),
+        ["namespaces", ns, plural, name, "status"] => known(plural).map(|resource| Route::Object {
+            resource,
+            namespace: (*ns).to_string(),
+            name: (*name).to_string(),
+            status: true,
+        }),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn namespaced_and_cluster_wide_paths_parse() {
+        assert_eq!(
+            parse("/api/v1/pods"),
+            Some(Route::Collection {
+                resource: Resource::Pods,
+                namespace: None
+            })
+        );
+        assert_eq!(
+            parse("/apis/apps/v1/namespaces/ns/replicasets/web/status"),
+            Some(Route::Object {
+                resource: Resource::ReplicaSets,
+                namespace: "ns".into(),
+                name: "web".into(),
+                status: true
+            })
+        );
+        assert_eq!(parse("/api/v1/replicasets"), None);
+        assert_eq!(parse("/apis/apps/v2/replicasets"), None);
+        assert_eq!(parse("/api/v1/namespaces/ns/pods/a/log"), None);
+        assert_eq!(
+            parse("/api/v1"),
+            Some(Route::Resources {
+                group: "".into(),
+                version: "v1".into()
+            })
+        );
+        assert_eq!(parse("/nope"), None);
+    }
+}
