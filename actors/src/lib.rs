@@ -1,1 +1,17 @@
-//! Placeholder.
+//! Tidemark's runtime around the sans-IO core: shard actors on actix arbiters, informers and
+//! writers on a tokio I/O runtime through kube-rs, the embedded demo, and the `tidemark` binary.
+
+#![deny(missing_docs)]
+
+pub mod embedded;
+pub mod errors;
+pub mod informer;
+pub mod manager;
+pub mod paths;
+pub mod rate_limit;
+pub mod shard_actor;
+pub mod summary;
+pub mod writer;
+
+pub use manager::{Manager, ManagerConfig, ManagerStats, StartError};
+pub use summary::Summary;

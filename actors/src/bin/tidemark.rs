@@ -1,1 +1,143 @@
-fn main() {}
+//! The `tidemark` binary: `tidemark run` against a cluster or `--embedded`.
+
+use anyhow::{Context as _, bail};
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+use std::time::Duration;
+use tidemark_actors::embedded::{DemoOptions, run_demo};
+use tidemark_actors::manager::{Manager, ManagerConfig, ONBOARDED};
+use tidemark_engine::FeatureGates;
+
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
+#[derive(Parser)]
+#[command(name = "tidemark", version, about = "A Kubernetes controller manager that stays correct when its cache lags")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the controller manager.
+    Run(RunArgs),
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// Kubeconfig file (default: in-cluster config or $KUBECONFIG / ~/.kube/config).
+    #[arg(long)]
+    kubeconfig: Option<PathBuf>,
+    /// Run against an embedded simulated API server with a demo workload.
+    #[arg(long)]
+    embedded: bool,
+    /// Controllers to run, comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = ONBOARDED.iter().map(|s| s.to_string()).collect::<Vec<_>>())]
+    controllers: Vec<String>,
+    /// Number of shards (default: the number of cores).
+    #[arg(long)]
+    shards: Option<usize>,
+    /// Feature gates, e.g. StaleControllerConsistency=false.
+    #[arg(long, default_value = "")]
+    feature_gates: String,
+    /// Client-side QPS to the API server.
+    #[arg(long, default_value_t = 20.0)]
+    kube_api_qps: f32,
+    /// Client-side burst to the API server.
+    #[arg(long, default_value_t = 30)]
+    kube_api_burst: u32,
+    /// Stop after this many seconds (default: run until Ctrl-C).
+    #[arg(long)]
+    duration: Option<u64>,
+    /// Write the summary as JSON here.
+    #[arg(long)]
+    summary_json: Option<PathBuf>,
+    /// Embedded mode: how many ReplicaSets to seed.
+    #[arg(long, default_value_t = 10)]
+    demo_replicasets: usize,
+    /// Embedded mode: the Pod watch delay of the simulated API server, in milliseconds.
+    #[arg(long, default_value_t = 3000)]
+    demo_pod_watch_delay_ms: u64,
+}
+
+fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,tidemark_actors=info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let Command::Run(args) = Cli::parse().command;
+    let gates = FeatureGates::parse(&args.feature_gates, &["ReplicaSet"]).context("--feature-gates")?;
+    let mut manager = ManagerConfig { controllers: args.controllers.clone(), gates, qps: args.kube_api_qps, burst: args.kube_api_burst, ..ManagerConfig::default() };
+    if let Some(shards) = args.shards {
+        if shards == 0 {
+            bail!("--shards must be at least 1");
+        }
+        manager.shards = shards;
+    }
+    if args.embedded {
+        let summary = run_demo(DemoOptions {
+            manager,
+            replicasets: args.demo_replicasets,
+            pod_watch_delay: Duration::from_millis(args.demo_pod_watch_delay_ms),
+            duration: Duration::from_secs(args.duration.unwrap_or(60)),
+            ..DemoOptions::default()
+        })?;
+        println!("{}", summary.render());
+        if let Some(path) = &args.summary_json {
+            std::fs::write(path, serde_json::to_vec_pretty(&summary)?).with_context(|| format!("writing {}", path.display()))?;
+        }
+        if summary.violations > 0 {
+            std::process::exit(1);
+        }
+        return Ok(());
+    }
+    run_cluster(args, manager)
+}
+
+fn run_cluster(args: RunArgs, config: ManagerConfig) -> anyhow::Result<()> {
+    let io = tokio::runtime::Builder::new_multi_thread().worker_threads(2).thread_name("tidemark-io").enable_all().build()?;
+    let client = io.block_on(async {
+        let kube_config = match &args.kubeconfig {
+            Some(path) => {
+                let kc = kube::config::Kubeconfig::read_from(path)?;
+                kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default()).await?
+            }
+            None => kube::Config::infer().await?,
+        };
+        anyhow::Ok(kube::Client::try_from(kube_config)?)
+    })?;
+    let system = actix::System::new();
+    let handle = io.handle().clone();
+    system.block_on(async move {
+        let manager = Manager::start(&config, client, &handle)?;
+        let started = std::time::Instant::now();
+        match args.duration {
+            Some(secs) => {
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_secs(secs)) => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            None => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+        let stats = manager.stats().await;
+        println!(
+            "tidemark summary: {:.1}s reconciles={} stale_sync_skips={} writes={} parked={}",
+            started.elapsed().as_secs_f64(),
+            stats.reconciles(),
+            stats.stale_sync_skips(),
+            stats.writes_sent,
+            stats.parked()
+        );
+        manager.stop();
+        anyhow::Ok(())
+    })?;
+    io.shutdown_timeout(Duration::from_secs(2));
+    Ok(())
+}

@@ -1,0 +1,222 @@
+//! `tidemark run --embedded`: the simulated API server in-process, a demo workload of
+//! ReplicaSets scaling up and down under a Pod watch delay, a live status line and a summary.
+
+use crate::manager::{Manager, ManagerConfig, ManagerStats};
+use crate::summary::Summary;
+use serde_json::{Value, json};
+use std::io::IsTerminal;
+use std::time::Duration;
+use tidemark_loadgen::{ApiServer, ReplicaSetTruth, Resource, ServerConfig};
+use tokio::time::Instant;
+
+/// The namespace the demo works in.
+pub const DEMO_NAMESPACE: &str = "demo";
+
+/// Why the embedded run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum EmbeddedError {
+    /// The I/O runtime could not be built.
+    #[error("I/O runtime: {0}")]
+    Runtime(#[from] std::io::Error),
+    /// The simulated API server did not start.
+    #[error("simulated API server: {0}")]
+    Server(String),
+    /// The kube client could not be built.
+    #[error("kube client: {0}")]
+    Client(#[from] kube::Error),
+    /// The manager did not start.
+    #[error(transparent)]
+    Start(#[from] crate::manager::StartError),
+    /// Seeding the workload failed.
+    #[error("seeding: {0}")]
+    Seed(String),
+}
+
+/// The demo's knobs.
+#[derive(Clone, Debug)]
+pub struct DemoOptions {
+    /// The manager's configuration.
+    pub manager: ManagerConfig,
+    /// How many ReplicaSets.
+    pub replicasets: usize,
+    /// The Pod watch delay of the simulated server.
+    pub pod_watch_delay: Duration,
+    /// How long to run; scaling stops at 60% of it so the rest shows convergence.
+    pub duration: Duration,
+    /// Time between scaling steps.
+    pub step_every: Duration,
+    /// Print a live status line.
+    pub status_line: bool,
+}
+
+impl Default for DemoOptions {
+    fn default() -> Self {
+        Self {
+            manager: ManagerConfig::default(),
+            replicasets: 10,
+            pod_watch_delay: Duration::from_secs(3),
+            duration: Duration::from_secs(60),
+            step_every: Duration::from_secs(4),
+            status_line: true,
+        }
+    }
+}
+
+/// A ReplicaSet manifest with selector and template label `app=<name>`.
+pub fn replicaset_manifest(name: &str, replicas: i32) -> Value {
+    json!({
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {"name": name, "namespace": DEMO_NAMESPACE, "labels": {"app": name}},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "web", "image": "registry.k8s.io/pause:3.10",
+                    "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}}]}
+            }
+        }
+    })
+}
+
+/// Every ReplicaSet has its desired live Pods, and its status says so for its generation.
+pub fn converged(truth: &[ReplicaSetTruth]) -> bool {
+    truth.iter().all(|rs| {
+        rs.live_pods == rs.spec_replicas
+            && rs.status_replicas == rs.spec_replicas
+            && rs.observed_generation == rs.generation
+    })
+}
+
+/// Builds a kube client for `url` on the I/O runtime (its worker must live there).
+pub fn client_for(url: &str, io: &tokio::runtime::Handle) -> Result<kube::Client, EmbeddedError> {
+    let uri: http::Uri = url.parse().map_err(|e: http::uri::InvalidUri| EmbeddedError::Server(e.to_string()))?;
+    let _guard = io.enter();
+    Ok(kube::Client::try_from(kube::Config::new(uri))?)
+}
+
+/// Starts the simulated API server on the I/O runtime.
+pub async fn start_server(
+    io: &tokio::runtime::Handle,
+    config: ServerConfig,
+) -> Result<ApiServer, EmbeddedError> {
+    io.spawn(tidemark_loadgen::start(config))
+        .await
+        .map_err(|e| EmbeddedError::Server(e.to_string()))?
+        .map_err(|e| EmbeddedError::Server(e.to_string()))
+}
+
+/// Builds the summary from the manager's figures and the oracle.
+pub fn summarize(stats: &ManagerStats, server: &ApiServer, elapsed: Duration, consistency: bool) -> Summary {
+    let violations = server.violations();
+    let truth = server.replicaset_truth();
+    let wake_p99 = stats.controllers.iter().map(|c| c.wake_latency_us.value_at_quantile(0.99)).max().unwrap_or(0);
+    Summary {
+        duration_seconds: elapsed.as_secs_f64(),
+        reconciles: stats.reconciles(),
+        stale_sync_skips: stats.stale_sync_skips(),
+        stale_reconciles: stats.controllers.iter().map(|c| c.stale_reconciles).sum(),
+        writes: stats.writes_sent,
+        write_failures: stats.writes_failed,
+        wakes: stats.controllers.iter().map(|c| c.queue.wakes).sum(),
+        wake_p99_us: wake_p99,
+        parked_at_end: stats.parked(),
+        violations: violations.len(),
+        violation_examples: violations.iter().take(5).map(|v| format!("{v:?}")).collect(),
+        converged: converged(&truth),
+        consistency,
+    }
+}
+
+/// The scale targets the demo cycles through.
+const SCALE_CYCLE: [i32; 6] = [4, 1, 6, 2, 5, 3];
+
+/// Runs the demo inside an actix System; returns its summary.
+pub fn run_demo(options: DemoOptions) -> Result<Summary, EmbeddedError> {
+    let io = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("tidemark-io")
+        .enable_all()
+        .build()?;
+    let system = actix::System::new();
+    let handle = io.handle().clone();
+    let result = system.block_on(demo(options, handle));
+    io.shutdown_timeout(Duration::from_secs(2));
+    result
+}
+
+async fn demo(options: DemoOptions, io: tokio::runtime::Handle) -> Result<Summary, EmbeddedError> {
+    let server = start_server(
+        &io,
+        ServerConfig { watch_delays: vec![(Resource::Pods, options.pod_watch_delay)], ..ServerConfig::default() },
+    )
+    .await?;
+    let names: Vec<String> = (0..options.replicasets).map(|i| format!("web-{i}")).collect();
+    for name in &names {
+        server
+            .create(Resource::ReplicaSets, DEMO_NAMESPACE, replicaset_manifest(name, 2))
+            .map_err(|e| EmbeddedError::Seed(e.to_string()))?;
+    }
+    let client = client_for(&server.url(), &io)?;
+    let consistency = options.manager.gates.consistency_for("ReplicaSet");
+    let manager = Manager::start(&options.manager, client, &io)?;
+    tracing::info!(url = %server.url(), admin = %server.admin_addr(), replicasets = names.len(),
+        pod_watch_delay_ms = options.pod_watch_delay.as_millis() as u64, "embedded API server seeded");
+    let started = Instant::now();
+    let scaling_until = started + options.duration.mul_f64(0.6);
+    let deadline = started + options.duration;
+    let mut next_step = started + options.step_every;
+    let mut step = 0usize;
+    let mut ticker = tokio::time::interval(Duration::from_secs(1));
+    let tty = std::io::stderr().is_terminal();
+    let ctrl_c = tokio::signal::ctrl_c();
+    tokio::pin!(ctrl_c);
+    loop {
+        tokio::select! {
+            _ = ticker.tick() => {}
+            _ = &mut ctrl_c => break,
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            break;
+        }
+        if now >= next_step && now < scaling_until {
+            for (i, name) in names.iter().enumerate() {
+                if (i + step) % 2 == 0 {
+                    let replicas = SCALE_CYCLE[(i + step) % SCALE_CYCLE.len()];
+                    if let Err(e) = server.scale_replicaset(DEMO_NAMESPACE, name, replicas) {
+                        tracing::warn!(%name, error = %e, "scaling failed");
+                    }
+                }
+            }
+            step += 1;
+            next_step = now + options.step_every;
+        }
+        if options.status_line {
+            let stats = manager.stats().await;
+            let elapsed = now - started;
+            if tty || elapsed.as_secs() % 5 == 0 {
+                let line = format!(
+                    "[{:>4}s] synced={} reconciles={} stale_skips={} parked={} writes={} violations={}",
+                    elapsed.as_secs(),
+                    stats.synced,
+                    stats.reconciles(),
+                    stats.stale_sync_skips(),
+                    stats.parked(),
+                    stats.writes_sent,
+                    server.violations().len()
+                );
+                if tty { eprint!("\r{line}   ") } else { eprintln!("{line}") }
+            }
+        }
+    }
+    if tty && options.status_line {
+        eprintln!();
+    }
+    let stats = manager.stats().await;
+    let summary = summarize(&stats, &server, started.elapsed(), consistency);
+    manager.stop();
+    server.shutdown().await;
+    Ok(summary)
+}

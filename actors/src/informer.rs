@@ -1,0 +1,335 @@
+//! The informer of one resource: a consistent paged list, then a watch with bookmarks, routed to
+//! the shards. After each batch every shard gets the batch's progress marker (its watermark);
+//! on `410 Gone`, a malformed event or a stuck watch, an atomic relist.
+
+use crate::paths::collection;
+use crate::shard_actor::{Batch, ProbeRequest, Replace, ShardActor};
+use actix::Addr;
+use futures::{StreamExt, future::join_all};
+use kube::Client;
+use kube::api::{ListParams, WatchEvent, WatchParams};
+use kube::core::{ObjectList, Request};
+use serde::de::DeserializeOwned;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+use tidemark_engine::{Change, Object, PodView, ReplicaSetView, Resource, ResourceVersion, ShardRouter};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+/// List page size, as kube-rs' watcher defaults it.
+pub const PAGE_SIZE: u32 = 500;
+/// Server-side watch timeout; the watch is renewed from the last version after it.
+pub const WATCH_TIMEOUT_SECS: u32 = 290;
+/// Events taken from the stream at most per batch.
+pub const MAX_BATCH: usize = 1024;
+/// A watch silent this long while the server is ahead of the watermark is restarted.
+pub const STALLED_AFTER: Duration = Duration::from_secs(30);
+
+/// A projection the informer can decode straight from the wire.
+pub trait Projected: DeserializeOwned + Clone + Send + 'static {
+    /// Its resource.
+    const RESOURCE: Resource;
+    /// Into the engine's object.
+    fn into_object(self) -> Object;
+}
+
+impl Projected for PodView {
+    const RESOURCE: Resource = Resource::Pods;
+    fn into_object(self) -> Object {
+        Object::Pod(self)
+    }
+}
+
+impl Projected for ReplicaSetView {
+    const RESOURCE: Resource = Resource::ReplicaSets;
+    fn into_object(self) -> Object {
+        Object::ReplicaSet(self)
+    }
+}
+
+/// What an informer reports about itself.
+#[derive(Debug, Default)]
+pub struct InformerState {
+    /// The first list completed.
+    pub synced: AtomicBool,
+    /// The last progress marker sent to the shards.
+    pub watermark: AtomicU64,
+    /// Lists done (1 + relists).
+    pub lists: AtomicU64,
+    /// Events delivered.
+    pub events: AtomicU64,
+    /// Malformed events or lists seen.
+    pub malformed: AtomicU64,
+    /// Probes answered.
+    pub probes: AtomicU64,
+}
+
+/// Why a watch ended.
+enum WatchEnd {
+    /// Server closed it (timeout): renew from the last version.
+    Renew,
+    /// The version is gone, a malformed event arrived, or the watch stalled: relist.
+    Relist(&'static str),
+    /// A transient failure: back off, then renew.
+    Failed(kube::Error),
+    /// The manager stops.
+    Shutdown,
+}
+
+/// One resource's list/watch loop.
+pub struct Informer {
+    client: Client,
+    resource: Resource,
+    router: ShardRouter,
+    shards: Vec<Addr<ShardActor>>,
+    state: Arc<InformerState>,
+    probes: mpsc::UnboundedReceiver<ProbeRequest>,
+}
+
+fn version_of(text: Option<&str>) -> Option<ResourceVersion> {
+    text.and_then(|t| ResourceVersion::parse(t).ok())
+}
+
+impl Informer {
+    /// An informer of `resource` feeding `shards`; parked keys' probes arrive on `probes`.
+    pub fn new(
+        client: Client,
+        resource: Resource,
+        router: ShardRouter,
+        shards: Vec<Addr<ShardActor>>,
+        probes: mpsc::UnboundedReceiver<ProbeRequest>,
+    ) -> Self {
+        Self { client, resource, router, shards, state: Arc::default(), probes }
+    }
+
+    /// The informer's state, shared.
+    pub fn state(&self) -> Arc<InformerState> {
+        self.state.clone()
+    }
+
+    /// Runs until `shutdown` fires.
+    pub async fn run(mut self, mut shutdown: tokio::sync::watch::Receiver<bool>) {
+        match self.resource {
+            Resource::Pods => self.run_typed::<PodView>(&mut shutdown).await,
+            Resource::ReplicaSets => self.run_typed::<ReplicaSetView>(&mut shutdown).await,
+        }
+    }
+
+    async fn run_typed<T: Projected>(&mut self, shutdown: &mut tokio::sync::watch::Receiver<bool>) {
+        let mut failures = 0u32;
+        'relist: loop {
+            let version = loop {
+                if *shutdown.borrow() {
+                    return;
+                }
+                match self.list::<T>().await {
+                    Ok(v) => break v,
+                    Err(e) => {
+                        failures += 1;
+                        tracing::warn!(resource = %self.resource, error = %e, "list failed; retrying");
+                        if sleep_or_shutdown(backoff(failures), shutdown).await {
+                            return;
+                        }
+                    }
+                }
+            };
+            failures = 0;
+            let mut from = version;
+            loop {
+                match self.watch::<T>(&mut from, shutdown).await {
+                    WatchEnd::Renew => failures = 0,
+                    WatchEnd::Relist(why) => {
+                        tracing::warn!(resource = %self.resource, why, "relisting");
+                        continue 'relist;
+                    }
+                    WatchEnd::Failed(e) => {
+                        failures += 1;
+                        tracing::warn!(resource = %self.resource, error = %e, "watch failed; renewing");
+                        if sleep_or_shutdown(backoff(failures), shutdown).await {
+                            return;
+                        }
+                    }
+                    WatchEnd::Shutdown => return,
+                }
+            }
+        }
+    }
+
+    /// A consistent paged list (`resourceVersion` unset), replaced into every shard at once.
+    async fn list<T: Projected>(&mut self) -> Result<String, kube::Error> {
+        let path = collection(self.resource, None);
+        let mut per_shard: Vec<Vec<Object>> = vec![Vec::new(); self.shards.len()];
+        let mut token: Option<String> = None;
+        let version = loop {
+            let params = ListParams { limit: Some(PAGE_SIZE), continue_token: token.clone(), ..ListParams::default() };
+            let request = Request::new(&path).list(&params).map_err(kube::Error::BuildRequest)?;
+            let page: ObjectList<T> = match self.client.request(request).await {
+                Ok(page) => page,
+                Err(e) => {
+                    if matches!(e, kube::Error::SerdeError(_)) {
+                        self.state.malformed.fetch_add(1, Ordering::Relaxed);
+                    }
+                    return Err(e);
+                }
+            };
+            for item in page.items {
+                let object = item.into_object();
+                per_shard[self.router.route(&object).0].push(object);
+            }
+            match page.metadata.continue_.filter(|c| !c.is_empty()) {
+                Some(next) => token = Some(next),
+                None => break page.metadata.resource_version.unwrap_or_default(),
+            }
+        };
+        let parsed = version_of(Some(&version));
+        let sends = self.shards.iter().zip(per_shard).map(|(shard, objects)| {
+            shard.send(Replace { resource: self.resource, objects, version: parsed })
+        });
+        join_all(sends).await;
+        self.state.lists.fetch_add(1, Ordering::Relaxed);
+        if let Some(v) = parsed {
+            self.state.watermark.store(v.get(), Ordering::Relaxed);
+        }
+        self.state.synced.store(true, Ordering::Relaxed);
+        tracing::info!(resource = %self.resource, %version, "list replaced in every shard");
+        Ok(version)
+    }
+
+    async fn watch<T: Projected>(
+        &mut self,
+        from: &mut String,
+        shutdown: &mut tokio::sync::watch::Receiver<bool>,
+    ) -> WatchEnd {
+        let params = WatchParams { bookmarks: true, timeout: Some(WATCH_TIMEOUT_SECS), ..WatchParams::default() };
+        let request = match Request::new(collection(self.resource, None)).watch(&params, from) {
+            Ok(r) => r,
+            Err(e) => return WatchEnd::Failed(kube::Error::BuildRequest(e)),
+        };
+        let stream = match self.client.request_events::<T>(request).await {
+            Ok(s) => s,
+            Err(kube::Error::Api(status)) if status.code == 410 => return WatchEnd::Relist("410 Gone"),
+            Err(e) => return WatchEnd::Failed(e),
+        };
+        let mut chunks = std::pin::pin!(stream.ready_chunks(MAX_BATCH));
+        let mut last_progress = Instant::now();
+        let mut per_shard: Vec<Vec<Change>> = vec![Vec::new(); self.shards.len()];
+        loop {
+            let chunk = tokio::select! {
+                chunk = chunks.next() => chunk,
+                probe = self.probes.recv() => {
+                    if let Some(probe) = probe
+                        && self.answer_probe(probe, last_progress).await
+                    {
+                        return WatchEnd::Relist("watch stalled behind the server");
+                    }
+                    continue;
+                }
+                _ = shutdown.changed() => return WatchEnd::Shutdown,
+            };
+            let Some(chunk) = chunk else { return WatchEnd::Renew };
+            let mut progress: Option<ResourceVersion> = None;
+            let mut end = None;
+            for item in chunk {
+                let (change, version) = match item {
+                    Ok(WatchEvent::Added(o) | WatchEvent::Modified(o)) => {
+                        let object = o.into_object();
+                        let v = object.resource_version();
+                        (Some(Change::Applied(object)), v)
+                    }
+                    Ok(WatchEvent::Deleted(o)) => {
+                        let object = o.into_object();
+                        let v = object.resource_version();
+                        (Some(Change::Deleted(object)), v)
+                    }
+                    Ok(WatchEvent::Bookmark(b)) => (None, version_of(Some(&b.metadata.resource_version))),
+                    Ok(WatchEvent::Error(status)) if status.code == 410 => {
+                        end = Some(WatchEnd::Relist("410 Gone"));
+                        break;
+                    }
+                    Ok(WatchEvent::Error(status)) => {
+                        end = Some(WatchEnd::Failed(kube::Error::Api(status)));
+                        break;
+                    }
+                    Err(kube::Error::SerdeError(e)) => {
+                        self.state.malformed.fetch_add(1, Ordering::Relaxed);
+                        tracing::error!(resource = %self.resource, error = %e, "malformed watch event");
+                        end = Some(WatchEnd::Relist("malformed watch event"));
+                        break;
+                    }
+                    Err(kube::Error::Api(status)) if status.code == 410 => {
+                        end = Some(WatchEnd::Relist("410 Gone"));
+                        break;
+                    }
+                    Err(e) => {
+                        end = Some(WatchEnd::Failed(e));
+                        break;
+                    }
+                };
+                if let Some(v) = version {
+                    progress = Some(progress.map_or(v, |p| p.max(v)));
+                    *from = v.to_string();
+                }
+                if let Some(change) = change {
+                    let shard = match &change {
+                        Change::Applied(o) | Change::Deleted(o) => self.router.route(o),
+                    };
+                    per_shard[shard.0].push(change);
+                    self.state.events.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            self.deliver(&mut per_shard, progress).await;
+            if progress.is_some() {
+                last_progress = Instant::now();
+            }
+            if let Some(end) = end {
+                return end;
+            }
+        }
+    }
+
+    /// Sends each shard its events and the batch's progress marker, and waits until every shard
+    /// has taken them: at most one batch per shard is in flight (backpressure).
+    async fn deliver(&self, per_shard: &mut [Vec<Change>], progress: Option<ResourceVersion>) {
+        if progress.is_none() && per_shard.iter().all(Vec::is_empty) {
+            return;
+        }
+        let sends = self.shards.iter().zip(per_shard.iter_mut()).map(|(shard, changes)| {
+            shard.send(Batch { resource: self.resource, changes: std::mem::take(changes), progress })
+        });
+        join_all(sends).await;
+        if let Some(v) = progress {
+            self.state.watermark.fetch_max(v.get(), Ordering::Relaxed);
+        }
+    }
+
+    /// A cheap consistent read (`limit=1`) of the current revision. Returns true when the watch
+    /// looks stalled: the server is past the probe's target and no progress came for a while.
+    async fn answer_probe(&self, probe: ProbeRequest, last_progress: Instant) -> bool {
+        self.state.probes.fetch_add(1, Ordering::Relaxed);
+        let params = ListParams { limit: Some(1), ..ListParams::default() };
+        let Ok(request) = Request::new(collection(self.resource, None)).list(&params) else { return false };
+        let current = match self.client.request::<ObjectList<serde_json::Value>>(request).await {
+            Ok(list) => version_of(list.metadata.resource_version.as_deref()),
+            Err(e) => {
+                tracing::warn!(resource = %self.resource, error = %e, "probe read failed");
+                return false;
+            }
+        };
+        let stalled = current.is_some_and(|c| c >= probe.target) && last_progress.elapsed() >= STALLED_AFTER;
+        tracing::warn!(resource = %self.resource, target = %probe.target, watermark = ?probe.watermark.map(|w| w.get()),
+            current = ?current.map(|c| c.get()), stalled, "probe");
+        stalled
+    }
+}
+
+fn backoff(failures: u32) -> Duration {
+    Duration::from_millis(200u64.saturating_mul(1 << failures.min(8))).min(Duration::from_secs(30))
+}
+
+async fn sleep_or_shutdown(delay: Duration, shutdown: &mut tokio::sync::watch::Receiver<bool>) -> bool {
+    tokio::select! {
+        _ = tokio::time::sleep(delay) => *shutdown.borrow(),
+        _ = shutdown.changed() => true,
+    }
+}

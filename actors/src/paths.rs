@@ -1,0 +1,30 @@
+//! REST paths of the resources the engine reads and writes.
+
+use tidemark_engine::Resource;
+
+/// The collection path of `resource` in `namespace` (all namespaces when `None`).
+pub fn collection(resource: Resource, namespace: Option<&str>) -> String {
+    let prefix = match resource.group() {
+        "" => format!("/api/{}", resource.api_version()),
+        _ => format!("/apis/{}", resource.api_version()),
+    };
+    match namespace {
+        Some(ns) => format!("{prefix}/namespaces/{ns}/{}", resource.plural()),
+        None => format!("{prefix}/{}", resource.plural()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn core_and_grouped_resources_have_their_api_prefix() {
+        assert_eq!(collection(Resource::Pods, Some("ns")), "/api/v1/namespaces/ns/pods");
+        assert_eq!(collection(Resource::Pods, None), "/api/v1/pods");
+        assert_eq!(
+            collection(Resource::ReplicaSets, Some("a")),
+            "/apis/apps/v1/namespaces/a/replicasets"
+        );
+    }
+}

@@ -1,0 +1,56 @@
+//! The run summary `tidemark run` prints and writes with `--summary-json`.
+
+use serde::Serialize;
+
+/// What a run did. `violations` counts the oracle's findings (embedded mode only).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Summary {
+    /// Seconds the manager ran.
+    pub duration_seconds: f64,
+    /// Reconciles run, all controllers.
+    pub reconciles: u64,
+    /// Reconciles skipped because the cache had not seen the key's own writes.
+    pub stale_sync_skips: u64,
+    /// Reconciles run on a cache known to be stale (protection off).
+    pub stale_reconciles: u64,
+    /// Writes the manager sent.
+    pub writes: u64,
+    /// Writes that failed.
+    pub write_failures: u64,
+    /// Parked keys woken by a watermark.
+    pub wakes: u64,
+    /// Watermark-to-reconcile latency of woken keys, p99, microseconds.
+    pub wake_p99_us: u64,
+    /// Keys parked at the end.
+    pub parked_at_end: usize,
+    /// Invariant violations the oracle found.
+    pub violations: usize,
+    /// The first violations, described.
+    pub violation_examples: Vec<String>,
+    /// Every ReplicaSet had its desired Pods and status at the end.
+    pub converged: bool,
+    /// Whether stale-cache protection was on.
+    pub consistency: bool,
+}
+
+impl Summary {
+    /// The summary as a human reads it.
+    pub fn render(&self) -> String {
+        format!(
+            "tidemark summary: {:.1}s, reconciles={} stale_sync_skips={} stale_reconciles={} writes={} (failed {}) \
+             wakes={} wake_p99={}us parked={} violations={} converged={} consistency={}",
+            self.duration_seconds,
+            self.reconciles,
+            self.stale_sync_skips,
+            self.stale_reconciles,
+            self.writes,
+            self.write_failures,
+            self.wakes,
+            self.wake_p99_us,
+            self.parked_at_end,
+            self.violations,
+            self.converged,
+            self.consistency
+        )
+    }
+}

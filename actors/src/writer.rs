@@ -1,0 +1,141 @@
+//! The writer: performs a shard's writes on the I/O runtime under the client-side rate limit,
+//! and feeds each answer (with the returned resourceVersion) back to the shard.
+
+use crate::errors::classify;
+use crate::paths::collection;
+use crate::rate_limit::TokenBucket;
+use crate::shard_actor::{ShardActor, WriteDone};
+use actix::Addr;
+use kube::Client;
+use kube::api::{DeleteParams, PostParams, Preconditions};
+use kube::core::Request;
+use serde::Deserialize;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use tidemark_engine::{Action, WriteError, WriteErrorKind, WriteRequest, WriteResult};
+use tokio::sync::mpsc;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct MetaOnly {
+    metadata: VersionOnly,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct VersionOnly {
+    #[serde(default)]
+    resource_version: String,
+}
+
+/// Counts of what the writers did, for the status line and the summary.
+#[derive(Debug, Default)]
+pub struct WriteCounters {
+    /// Writes sent.
+    pub sent: AtomicU64,
+    /// Writes that failed.
+    pub failed: AtomicU64,
+}
+
+/// What every shard's writer shares: the client, the rate limit, the counters.
+#[derive(Clone)]
+pub struct WriterPool {
+    client: Client,
+    limiter: Arc<TokenBucket>,
+    counters: Arc<WriteCounters>,
+    io: tokio::runtime::Handle,
+}
+
+impl WriterPool {
+    /// A pool writing through `client` on the runtime `io`.
+    pub fn new(client: Client, limiter: Arc<TokenBucket>, io: tokio::runtime::Handle) -> Self {
+        Self { client, limiter, counters: Arc::default(), io }
+    }
+
+    /// The counters.
+    pub fn counters(&self) -> Arc<WriteCounters> {
+        self.counters.clone()
+    }
+
+    /// Starts the writer of one shard; the returned sender takes its write requests.
+    pub fn spawn(&self, shard: Addr<ShardActor>) -> mpsc::UnboundedSender<WriteRequest> {
+        let (tx, mut rx) = mpsc::unbounded_channel::<WriteRequest>();
+        let pool = self.clone();
+        self.io.spawn(async move {
+            while let Some(request) = rx.recv().await {
+                let pool = pool.clone();
+                let shard = shard.clone();
+                tokio::spawn(async move {
+                    pool.limiter.acquire().await;
+                    pool.counters.sent.fetch_add(1, Ordering::Relaxed);
+                    let result = perform(&pool.client, &request.action).await;
+                    if matches!(result, WriteResult::Failed(_)) {
+                        pool.counters.failed.fetch_add(1, Ordering::Relaxed);
+                    }
+                    if let WriteResult::Failed(e) = &result {
+                        tracing::warn!(controller = request.controller, key = %request.owner, verb = request.action.verb(), error = %e, "write failed");
+                    } else {
+                        tracing::debug!(controller = request.controller, key = %request.owner, verb = request.action.verb(), ?result, "write done");
+                    }
+                    shard.do_send(WriteDone { id: request.id, result });
+                });
+            }
+        });
+        tx
+    }
+}
+
+fn invalid(message: String) -> WriteResult {
+    WriteResult::Failed(WriteError { kind: WriteErrorKind::Invalid, message })
+}
+
+/// Performs one write and classifies the answer.
+pub async fn perform(client: &Client, action: &Action) -> WriteResult {
+    match action {
+        Action::Create { resource, namespace, body } => {
+            let bytes = match serde_json::to_vec(body) {
+                Ok(b) => b,
+                Err(e) => return invalid(e.to_string()),
+            };
+            let request = match Request::new(collection(*resource, Some(namespace))).create(&PostParams::default(), bytes) {
+                Ok(r) => r,
+                Err(e) => return invalid(e.to_string()),
+            };
+            written(client.request::<MetaOnly>(request).await)
+        }
+        Action::UpdateStatus { resource, key, body } => {
+            let bytes = match serde_json::to_vec(body) {
+                Ok(b) => b,
+                Err(e) => return invalid(e.to_string()),
+            };
+            let request = match Request::new(collection(*resource, Some(key.namespace())))
+                .replace_subresource("status", key.name(), &PostParams::default(), bytes)
+            {
+                Ok(r) => r,
+                Err(e) => return invalid(e.to_string()),
+            };
+            written(client.request::<MetaOnly>(request).await)
+        }
+        Action::Delete { resource, key, uid } => {
+            let params = DeleteParams {
+                preconditions: Some(Preconditions { uid: Some(uid.to_string()), resource_version: None }),
+                ..DeleteParams::default()
+            };
+            let request = match Request::new(collection(*resource, Some(key.namespace()))).delete(key.name(), &params) {
+                Ok(r) => r,
+                Err(e) => return invalid(e.to_string()),
+            };
+            match client.request_text(request).await {
+                Ok(_) => WriteResult::Deleted,
+                Err(e) => WriteResult::Failed(classify(&e)),
+            }
+        }
+    }
+}
+
+fn written(answer: Result<MetaOnly, kube::Error>) -> WriteResult {
+    match answer {
+        Ok(meta) => WriteResult::Written { resource_version: meta.metadata.resource_version },
+        Err(e) => WriteResult::Failed(classify(&e)),
+    }
+}
