@@ -91,7 +91,9 @@ pub fn converged(truth: &[ReplicaSetTruth]) -> bool {
 
 /// Builds a kube client for `url` on the I/O runtime (its worker must live there).
 pub fn client_for(url: &str, io: &tokio::runtime::Handle) -> Result<kube::Client, EmbeddedError> {
-    let uri: http::Uri = url.parse().map_err(|e: http::uri::InvalidUri| EmbeddedError::Server(e.to_string()))?;
+    let uri: http::Uri = url
+        .parse()
+        .map_err(|e: http::uri::InvalidUri| EmbeddedError::Server(e.to_string()))?;
     let _guard = io.enter();
     Ok(kube::Client::try_from(kube::Config::new(uri))?)
 }
@@ -108,10 +110,20 @@ pub async fn start_server(
 }
 
 /// Builds the summary from the manager's figures and the oracle.
-pub fn summarize(stats: &ManagerStats, server: &ApiServer, elapsed: Duration, consistency: bool) -> Summary {
+pub fn summarize(
+    stats: &ManagerStats,
+    server: &ApiServer,
+    elapsed: Duration,
+    consistency: bool,
+) -> Summary {
     let violations = server.violations();
     let truth = server.replicaset_truth();
-    let wake_p99 = stats.controllers.iter().map(|c| c.wake_latency_us.value_at_quantile(0.99)).max().unwrap_or(0);
+    let wake_p99 = stats
+        .controllers
+        .iter()
+        .map(|c| c.wake_latency_us.value_at_quantile(0.99))
+        .max()
+        .unwrap_or(0);
     Summary {
         duration_seconds: elapsed.as_secs_f64(),
         reconciles: stats.reconciles(),
@@ -123,7 +135,11 @@ pub fn summarize(stats: &ManagerStats, server: &ApiServer, elapsed: Duration, co
         wake_p99_us: wake_p99,
         parked_at_end: stats.parked(),
         violations: violations.len(),
-        violation_examples: violations.iter().take(5).map(|v| format!("{v:?}")).collect(),
+        violation_examples: violations
+            .iter()
+            .take(5)
+            .map(|v| format!("{v:?}"))
+            .collect(),
         converged: converged(&truth),
         consistency,
     }
@@ -149,13 +165,22 @@ pub fn run_demo(options: DemoOptions) -> Result<Summary, EmbeddedError> {
 async fn demo(options: DemoOptions, io: tokio::runtime::Handle) -> Result<Summary, EmbeddedError> {
     let server = start_server(
         &io,
-        ServerConfig { watch_delays: vec![(Resource::Pods, options.pod_watch_delay)], ..ServerConfig::default() },
+        ServerConfig {
+            watch_delays: vec![(Resource::Pods, options.pod_watch_delay)],
+            ..ServerConfig::default()
+        },
     )
     .await?;
-    let names: Vec<String> = (0..options.replicasets).map(|i| format!("web-{i}")).collect();
+    let names: Vec<String> = (0..options.replicasets)
+        .map(|i| format!("web-{i}"))
+        .collect();
     for name in &names {
         server
-            .create(Resource::ReplicaSets, DEMO_NAMESPACE, replicaset_manifest(name, 2))
+            .create(
+                Resource::ReplicaSets,
+                DEMO_NAMESPACE,
+                replicaset_manifest(name, 2),
+            )
             .map_err(|e| EmbeddedError::Seed(e.to_string()))?;
     }
     let client = client_for(&server.url(), &io)?;
@@ -207,7 +232,11 @@ async fn demo(options: DemoOptions, io: tokio::runtime::Handle) -> Result<Summar
                     stats.writes_sent,
                     server.violations().len()
                 );
-                if tty { eprint!("\r{line}   ") } else { eprintln!("{line}") }
+                if tty {
+                    eprint!("\r{line}   ")
+                } else {
+                    eprintln!("{line}")
+                }
             }
         }
     }

@@ -16,5 +16,11 @@ pub fn classify(error: &kube::Error) -> WriteError {
         kube::Error::SerdeError(_) => WriteErrorKind::Server,
         _ => WriteErrorKind::Transport,
     };
-    WriteError { kind, message: error.to_string() }
+    let message = match error {
+        kube::Error::Api(status) => {
+            format!("{} ({} {})", status.message, status.code, status.reason)
+        }
+        other => other.to_string(),
+    };
+    WriteError { kind, message }
 }

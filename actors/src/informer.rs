@@ -13,7 +13,9 @@ use serde::de::DeserializeOwned;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
-use tidemark_engine::{Change, Object, PodView, ReplicaSetView, Resource, ResourceVersion, ShardRouter};
+use tidemark_engine::{
+    Change, Object, PodView, ReplicaSetView, Resource, ResourceVersion, ShardRouter,
+};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
@@ -100,7 +102,14 @@ impl Informer {
         shards: Vec<Addr<ShardActor>>,
         probes: mpsc::UnboundedReceiver<ProbeRequest>,
     ) -> Self {
-        Self { client, resource, router, shards, state: Arc::default(), probes }
+        Self {
+            client,
+            resource,
+            router,
+            shards,
+            state: Arc::default(),
+            probes,
+        }
     }
 
     /// The informer's state, shared.
@@ -162,8 +171,14 @@ impl Informer {
         let mut per_shard: Vec<Vec<Object>> = vec![Vec::new(); self.shards.len()];
         let mut token: Option<String> = None;
         let version = loop {
-            let params = ListParams { limit: Some(PAGE_SIZE), continue_token: token.clone(), ..ListParams::default() };
-            let request = Request::new(&path).list(&params).map_err(kube::Error::BuildRequest)?;
+            let params = ListParams {
+                limit: Some(PAGE_SIZE),
+                continue_token: token.clone(),
+                ..ListParams::default()
+            };
+            let request = Request::new(&path)
+                .list(&params)
+                .map_err(kube::Error::BuildRequest)?;
             let page: ObjectList<T> = match self.client.request(request).await {
                 Ok(page) => page,
                 Err(e) => {
@@ -184,7 +199,11 @@ impl Informer {
         };
         let parsed = version_of(Some(&version));
         let sends = self.shards.iter().zip(per_shard).map(|(shard, objects)| {
-            shard.send(Replace { resource: self.resource, objects, version: parsed })
+            shard.send(Replace {
+                resource: self.resource,
+                objects,
+                version: parsed,
+            })
         });
         join_all(sends).await;
         self.state.lists.fetch_add(1, Ordering::Relaxed);
@@ -201,14 +220,20 @@ impl Informer {
         from: &mut String,
         shutdown: &mut tokio::sync::watch::Receiver<bool>,
     ) -> WatchEnd {
-        let params = WatchParams { bookmarks: true, timeout: Some(WATCH_TIMEOUT_SECS), ..WatchParams::default() };
+        let params = WatchParams {
+            bookmarks: true,
+            timeout: Some(WATCH_TIMEOUT_SECS),
+            ..WatchParams::default()
+        };
         let request = match Request::new(collection(self.resource, None)).watch(&params, from) {
             Ok(r) => r,
             Err(e) => return WatchEnd::Failed(kube::Error::BuildRequest(e)),
         };
         let stream = match self.client.request_events::<T>(request).await {
             Ok(s) => s,
-            Err(kube::Error::Api(status)) if status.code == 410 => return WatchEnd::Relist("410 Gone"),
+            Err(kube::Error::Api(status)) if status.code == 410 => {
+                return WatchEnd::Relist("410 Gone");
+            }
             Err(e) => return WatchEnd::Failed(e),
         };
         let mut chunks = std::pin::pin!(stream.ready_chunks(MAX_BATCH));
@@ -227,7 +252,9 @@ impl Informer {
                 }
                 _ = shutdown.changed() => return WatchEnd::Shutdown,
             };
-            let Some(chunk) = chunk else { return WatchEnd::Renew };
+            let Some(chunk) = chunk else {
+                return WatchEnd::Renew;
+            };
             let mut progress: Option<ResourceVersion> = None;
             let mut end = None;
             for item in chunk {
@@ -242,7 +269,9 @@ impl Informer {
                         let v = object.resource_version();
                         (Some(Change::Deleted(object)), v)
                     }
-                    Ok(WatchEvent::Bookmark(b)) => (None, version_of(Some(&b.metadata.resource_version))),
+                    Ok(WatchEvent::Bookmark(b)) => {
+                        (None, version_of(Some(&b.metadata.resource_version)))
+                    }
                     Ok(WatchEvent::Error(status)) if status.code == 410 => {
                         end = Some(WatchEnd::Relist("410 Gone"));
                         break;
@@ -294,9 +323,17 @@ impl Informer {
         if progress.is_none() && per_shard.iter().all(Vec::is_empty) {
             return;
         }
-        let sends = self.shards.iter().zip(per_shard.iter_mut()).map(|(shard, changes)| {
-            shard.send(Batch { resource: self.resource, changes: std::mem::take(changes), progress })
-        });
+        let sends = self
+            .shards
+            .iter()
+            .zip(per_shard.iter_mut())
+            .map(|(shard, changes)| {
+                shard.send(Batch {
+                    resource: self.resource,
+                    changes: std::mem::take(changes),
+                    progress,
+                })
+            });
         join_all(sends).await;
         if let Some(v) = progress {
             self.state.watermark.fetch_max(v.get(), Ordering::Relaxed);
@@ -307,16 +344,26 @@ impl Informer {
     /// looks stalled: the server is past the probe's target and no progress came for a while.
     async fn answer_probe(&self, probe: ProbeRequest, last_progress: Instant) -> bool {
         self.state.probes.fetch_add(1, Ordering::Relaxed);
-        let params = ListParams { limit: Some(1), ..ListParams::default() };
-        let Ok(request) = Request::new(collection(self.resource, None)).list(&params) else { return false };
-        let current = match self.client.request::<ObjectList<serde_json::Value>>(request).await {
+        let params = ListParams {
+            limit: Some(1),
+            ..ListParams::default()
+        };
+        let Ok(request) = Request::new(collection(self.resource, None)).list(&params) else {
+            return false;
+        };
+        let current = match self
+            .client
+            .request::<ObjectList<serde_json::Value>>(request)
+            .await
+        {
             Ok(list) => version_of(list.metadata.resource_version.as_deref()),
             Err(e) => {
                 tracing::warn!(resource = %self.resource, error = %e, "probe read failed");
                 return false;
             }
         };
-        let stalled = current.is_some_and(|c| c >= probe.target) && last_progress.elapsed() >= STALLED_AFTER;
+        let stalled =
+            current.is_some_and(|c| c >= probe.target) && last_progress.elapsed() >= STALLED_AFTER;
         tracing::warn!(resource = %self.resource, target = %probe.target, watermark = ?probe.watermark.map(|w| w.get()),
             current = ?current.map(|c| c.get()), stalled, "probe");
         stalled
@@ -327,7 +374,10 @@ fn backoff(failures: u32) -> Duration {
     Duration::from_millis(200u64.saturating_mul(1 << failures.min(8))).min(Duration::from_secs(30))
 }
 
-async fn sleep_or_shutdown(delay: Duration, shutdown: &mut tokio::sync::watch::Receiver<bool>) -> bool {
+async fn sleep_or_shutdown(
+    delay: Duration,
+    shutdown: &mut tokio::sync::watch::Receiver<bool>,
+) -> bool {
     tokio::select! {
         _ = tokio::time::sleep(delay) => *shutdown.borrow(),
         _ = shutdown.changed() => true,

@@ -11,8 +11,8 @@ use kube::Client;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use tidemark_engine::{
-    ControllerSpec, ControllerStats, FeatureGates, ReplicaSetController, Reconciler, Resource, Shard, ShardId,
-    ShardRouter,
+    ControllerSpec, ControllerStats, FeatureGates, Reconciler, ReplicaSetController, Resource,
+    Shard, ShardId, ShardRouter,
 };
 use tokio::sync::{mpsc, watch};
 
@@ -109,7 +109,11 @@ impl ManagerStats {
 impl Manager {
     /// Starts shards, writers and informers. Call inside an actix `System`; `io` is the
     /// multi-thread tokio runtime `client` was created on.
-    pub fn start(config: &ManagerConfig, client: Client, io: &tokio::runtime::Handle) -> Result<Self, StartError> {
+    pub fn start(
+        config: &ManagerConfig,
+        client: Client,
+        io: &tokio::runtime::Handle,
+    ) -> Result<Self, StartError> {
         if config.controllers.is_empty() {
             return Err(StartError::NoControllers);
         }
@@ -121,8 +125,13 @@ impl Manager {
         }
         let router = ShardRouter::new(config.shards);
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let arbiters: Vec<Arbiter> = (0..cores.min(router.shards())).map(|_| Arbiter::new()).collect();
-        let (probe_txs, probe_rxs): (Vec<_>, Vec<_>) = Resource::ALL.iter().map(|_| mpsc::unbounded_channel()).unzip();
+        let arbiters: Vec<Arbiter> = (0..cores.min(router.shards()))
+            .map(|_| Arbiter::new())
+            .collect();
+        let (probe_txs, probe_rxs): (Vec<_>, Vec<_>) = Resource::ALL
+            .iter()
+            .map(|_| mpsc::unbounded_channel())
+            .unzip();
         let probes: ProbeRoutes = Arc::new(probe_txs);
         let mut shards = Vec::with_capacity(router.shards());
         for index in 0..router.shards() {
@@ -130,26 +139,47 @@ impl Manager {
             for name in &config.controllers {
                 let reconciler = reconciler(name)?;
                 let consistency = config.gates.consistency_for(reconciler.gate_name());
-                specs.push(ControllerSpec { reconciler, consistency });
+                specs.push(ControllerSpec {
+                    reconciler,
+                    consistency,
+                });
             }
             let shard = Shard::new(ShardId(index), specs);
             let probes = probes.clone();
             let arbiter = &arbiters[index % arbiters.len()];
-            shards.push(ShardActor::start_in_arbiter(&arbiter.handle(), move |_| ShardActor::new(shard, probes)));
+            shards.push(ShardActor::start_in_arbiter(&arbiter.handle(), move |_| {
+                ShardActor::new(shard, probes)
+            }));
         }
-        let pool = WriterPool::new(client.clone(), Arc::new(TokenBucket::new(config.qps, config.burst)), io.clone());
+        let pool = WriterPool::new(
+            client.clone(),
+            Arc::new(TokenBucket::new(config.qps, config.burst)),
+            io.clone(),
+        );
         for shard in &shards {
             shard.do_send(ConnectWriter(pool.spawn(shard.clone())));
         }
         let (shutdown, shutdown_rx) = watch::channel(false);
         let mut informers = Vec::new();
         for (resource, probes) in Resource::ALL.into_iter().zip(probe_rxs) {
-            let informer = Informer::new(client.clone(), resource, router.clone(), shards.clone(), probes);
+            let informer = Informer::new(
+                client.clone(),
+                resource,
+                router.clone(),
+                shards.clone(),
+                probes,
+            );
             informers.push((resource, informer.state()));
             io.spawn(informer.run(shutdown_rx.clone()));
         }
         tracing::info!(shards = shards.len(), arbiters = arbiters.len(), controllers = ?config.controllers, "manager started");
-        Ok(Self { shards, arbiters, informers, writes: pool.counters(), shutdown })
+        Ok(Self {
+            shards,
+            arbiters,
+            informers,
+            writes: pool.counters(),
+            shutdown,
+        })
     }
 
     /// The informers' states.
@@ -167,7 +197,10 @@ impl Manager {
         let mut controllers: Vec<ControllerStats> = Vec::new();
         for snap in &snapshots {
             for c in &snap.controllers {
-                match controllers.iter_mut().find(|m| m.controller == c.controller) {
+                match controllers
+                    .iter_mut()
+                    .find(|m| m.controller == c.controller)
+                {
                     Some(m) => m.merge(c),
                     None => controllers.push(c.clone()),
                 }
@@ -175,7 +208,10 @@ impl Manager {
         }
         ManagerStats {
             controllers,
-            synced: self.informers.iter().all(|(_, s)| s.synced.load(Ordering::Relaxed)),
+            synced: self
+                .informers
+                .iter()
+                .all(|(_, s)| s.synced.load(Ordering::Relaxed)),
             writes_sent: self.writes.sent.load(Ordering::Relaxed),
             writes_failed: self.writes.failed.load(Ordering::Relaxed),
             shards: snapshots,

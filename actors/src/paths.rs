@@ -20,7 +20,10 @@ mod tests {
 
     #[test]
     fn core_and_grouped_resources_have_their_api_prefix() {
-        assert_eq!(collection(Resource::Pods, Some("ns")), "/api/v1/namespaces/ns/pods");
+        assert_eq!(
+            collection(Resource::Pods, Some("ns")),
+            "/api/v1/namespaces/ns/pods"
+        );
         assert_eq!(collection(Resource::Pods, None), "/api/v1/pods");
         assert_eq!(
             collection(Resource::ReplicaSets, Some("a")),

@@ -32,7 +32,8 @@ impl TokenBucket {
         let now = Instant::now();
         let mut state = self.state.lock();
         let (tokens, last) = *state;
-        let refilled = (tokens + now.saturating_duration_since(last).as_secs_f64() * self.qps).min(self.burst);
+        let refilled =
+            (tokens + now.saturating_duration_since(last).as_secs_f64() * self.qps).min(self.burst);
         let left = refilled - 1.0;
         *state = (left, now);
         if left >= 0.0 {

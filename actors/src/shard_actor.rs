@@ -4,8 +4,8 @@
 use actix::{Actor, AsyncContext, Context, Handler, Message, MessageResult, SpawnHandle};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use tidemark_engine::{
-    Change, ControllerStats, Object, Output, Resource, ResourceVersion, Shard, WriteId, WriteRequest,
-    WriteResult,
+    Change, ControllerStats, Object, Output, Resource, ResourceVersion, Shard, WriteId,
+    WriteRequest, WriteResult,
 };
 use tokio::sync::mpsc;
 
@@ -86,7 +86,13 @@ pub struct ShardActor {
 impl ShardActor {
     /// An actor around `shard`; `probes` receives the probes its parked keys ask for.
     pub fn new(shard: Shard, probes: ProbeRoutes) -> Self {
-        Self { shard, writes: None, probes, timer: None, outputs: Vec::new() }
+        Self {
+            shard,
+            writes: None,
+            probes,
+            timer: None,
+            outputs: Vec::new(),
+        }
     }
 
     fn pump(&mut self, ctx: &mut Context<Self>) {
@@ -94,7 +100,10 @@ impl ShardActor {
         let unix_secs = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs() as i64);
-        self.shard.poll(&tidemark_engine::Context { now, unix_secs }, &mut self.outputs);
+        self.shard.poll(
+            &tidemark_engine::Context { now, unix_secs },
+            &mut self.outputs,
+        );
         for output in self.outputs.drain(..) {
             match output {
                 Output::Write(request) => {
@@ -111,14 +120,28 @@ impl ShardActor {
                         });
                     }
                 }
-                Output::Probe { controller, key, resource, target, watermark } => {
+                Output::Probe {
+                    controller,
+                    key,
+                    resource,
+                    target,
+                    watermark,
+                } => {
                     tracing::warn!(controller, %key, %resource, %target, watermark = ?watermark.map(|w| w.get()),
                         "parked key's safety timer ran out: watermark has not reached its write");
                     if let Some(route) = self.probes.get(resource.index()) {
-                        let _ = route.send(ProbeRequest { resource, target, watermark });
+                        let _ = route.send(ProbeRequest {
+                            resource,
+                            target,
+                            watermark,
+                        });
                     }
                 }
-                Output::Starving { controller, key, skips } => {
+                Output::Starving {
+                    controller,
+                    key,
+                    skips,
+                } => {
                     tracing::error!(controller, %key, skips, "key starving: skipped on a stale cache repeatedly");
                 }
             }
@@ -188,7 +211,8 @@ impl Handler<Replace> for ShardActor {
     fn handle(&mut self, msg: Replace, ctx: &mut Self::Context) {
         tracing::debug!(shard = self.shard.id().0, resource = %msg.resource, objects = msg.objects.len(),
             version = ?msg.version.map(|v| v.get()), "replace");
-        self.shard.replace(msg.resource, msg.objects, msg.version, Instant::now());
+        self.shard
+            .replace(msg.resource, msg.objects, msg.version, Instant::now());
         self.pump(ctx);
     }
 }
@@ -206,8 +230,18 @@ impl Handler<Snapshot> for ShardActor {
     fn handle(&mut self, _: Snapshot, _: &mut Self::Context) -> Self::Result {
         let resources = Resource::ALL
             .iter()
-            .map(|&r| (r, self.shard.is_synced(r), self.shard.watermark(r), self.shard.cache().len(r)))
+            .map(|&r| {
+                (
+                    r,
+                    self.shard.is_synced(r),
+                    self.shard.watermark(r),
+                    self.shard.cache().len(r),
+                )
+            })
             .collect();
-        MessageResult(ShardSnapshot { controllers: self.shard.stats(), resources })
+        MessageResult(ShardSnapshot {
+            controllers: self.shard.stats(),
+            resources,
+        })
     }
 }

@@ -49,7 +49,12 @@ pub struct WriterPool {
 impl WriterPool {
     /// A pool writing through `client` on the runtime `io`.
     pub fn new(client: Client, limiter: Arc<TokenBucket>, io: tokio::runtime::Handle) -> Self {
-        Self { client, limiter, counters: Arc::default(), io }
+        Self {
+            client,
+            limiter,
+            counters: Arc::default(),
+            io,
+        }
     }
 
     /// The counters.
@@ -86,24 +91,37 @@ impl WriterPool {
 }
 
 fn invalid(message: String) -> WriteResult {
-    WriteResult::Failed(WriteError { kind: WriteErrorKind::Invalid, message })
+    WriteResult::Failed(WriteError {
+        kind: WriteErrorKind::Invalid,
+        message,
+    })
 }
 
 /// Performs one write and classifies the answer.
 pub async fn perform(client: &Client, action: &Action) -> WriteResult {
     match action {
-        Action::Create { resource, namespace, body } => {
+        Action::Create {
+            resource,
+            namespace,
+            body,
+        } => {
             let bytes = match serde_json::to_vec(body) {
                 Ok(b) => b,
                 Err(e) => return invalid(e.to_string()),
             };
-            let request = match Request::new(collection(*resource, Some(namespace))).create(&PostParams::default(), bytes) {
+            let request = match Request::new(collection(*resource, Some(namespace)))
+                .create(&PostParams::default(), bytes)
+            {
                 Ok(r) => r,
                 Err(e) => return invalid(e.to_string()),
             };
             written(client.request::<MetaOnly>(request).await)
         }
-        Action::UpdateStatus { resource, key, body } => {
+        Action::UpdateStatus {
+            resource,
+            key,
+            body,
+        } => {
             let bytes = match serde_json::to_vec(body) {
                 Ok(b) => b,
                 Err(e) => return invalid(e.to_string()),
@@ -118,10 +136,15 @@ pub async fn perform(client: &Client, action: &Action) -> WriteResult {
         }
         Action::Delete { resource, key, uid } => {
             let params = DeleteParams {
-                preconditions: Some(Preconditions { uid: Some(uid.to_string()), resource_version: None }),
+                preconditions: Some(Preconditions {
+                    uid: Some(uid.to_string()),
+                    resource_version: None,
+                }),
                 ..DeleteParams::default()
             };
-            let request = match Request::new(collection(*resource, Some(key.namespace()))).delete(key.name(), &params) {
+            let request = match Request::new(collection(*resource, Some(key.namespace())))
+                .delete(key.name(), &params)
+            {
                 Ok(r) => r,
                 Err(e) => return invalid(e.to_string()),
             };
@@ -135,7 +158,9 @@ pub async fn perform(client: &Client, action: &Action) -> WriteResult {
 
 fn written(answer: Result<MetaOnly, kube::Error>) -> WriteResult {
     match answer {
-        Ok(meta) => WriteResult::Written { resource_version: meta.metadata.resource_version },
+        Ok(meta) => WriteResult::Written {
+            resource_version: meta.metadata.resource_version,
+        },
         Err(e) => WriteResult::Failed(classify(&e)),
     }
 }

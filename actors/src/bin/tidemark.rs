@@ -12,7 +12,11 @@ use tidemark_engine::FeatureGates;
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 #[derive(Parser)]
-#[command(name = "tidemark", version, about = "A Kubernetes controller manager that stays correct when its cache lags")]
+#[command(
+    name = "tidemark",
+    version,
+    about = "A Kubernetes controller manager that stays correct when its cache lags"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -64,14 +68,22 @@ struct RunArgs {
 fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,tidemark_actors=info")),
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+                tracing_subscriber::EnvFilter::new("warn,tidemark_actors=info")
+            }),
         )
         .with_writer(std::io::stderr)
         .init();
     let Command::Run(args) = Cli::parse().command;
-    let gates = FeatureGates::parse(&args.feature_gates, &["ReplicaSet"]).context("--feature-gates")?;
-    let mut manager = ManagerConfig { controllers: args.controllers.clone(), gates, qps: args.kube_api_qps, burst: args.kube_api_burst, ..ManagerConfig::default() };
+    let gates =
+        FeatureGates::parse(&args.feature_gates, &["ReplicaSet"]).context("--feature-gates")?;
+    let mut manager = ManagerConfig {
+        controllers: args.controllers.clone(),
+        gates,
+        qps: args.kube_api_qps,
+        burst: args.kube_api_burst,
+        ..ManagerConfig::default()
+    };
     if let Some(shards) = args.shards {
         if shards == 0 {
             bail!("--shards must be at least 1");
@@ -88,7 +100,8 @@ fn main() -> anyhow::Result<()> {
         })?;
         println!("{}", summary.render());
         if let Some(path) = &args.summary_json {
-            std::fs::write(path, serde_json::to_vec_pretty(&summary)?).with_context(|| format!("writing {}", path.display()))?;
+            std::fs::write(path, serde_json::to_vec_pretty(&summary)?)
+                .with_context(|| format!("writing {}", path.display()))?;
         }
         if summary.violations > 0 {
             std::process::exit(1);
@@ -99,12 +112,20 @@ fn main() -> anyhow::Result<()> {
 }
 
 fn run_cluster(args: RunArgs, config: ManagerConfig) -> anyhow::Result<()> {
-    let io = tokio::runtime::Builder::new_multi_thread().worker_threads(2).thread_name("tidemark-io").enable_all().build()?;
+    let io = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("tidemark-io")
+        .enable_all()
+        .build()?;
     let client = io.block_on(async {
         let kube_config = match &args.kubeconfig {
             Some(path) => {
                 let kc = kube::config::Kubeconfig::read_from(path)?;
-                kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default()).await?
+                kube::Config::from_custom_kubeconfig(
+                    kc,
+                    &kube::config::KubeConfigOptions::default(),
+                )
+                .await?
             }
             None => kube::Config::infer().await?,
         };
