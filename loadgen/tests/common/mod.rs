@@ -1,0 +1,116 @@
+//! Helpers shared by the integration tests: start a server, build clients, make objects.
+#![allow(dead_code, missing_docs)]
+
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::ReplicaSet;
+use k8s_openapi::api::core::v1::Pod;
+use kube::{Api, Client};
+use serde_json::json;
+use tidemark_loadgen::{ApiServer, ServerConfig};
+
+pub type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
+
+/// A server without the kubelet (unless a test asks), fast bookmarks.
+pub fn quiet_config() -> ServerConfig {
+    ServerConfig {
+        kubelet_enabled: false,
+        bookmark_interval: Duration::from_millis(100),
+        ..ServerConfig::default()
+    }
+}
+
+pub async fn start(
+    config: ServerConfig,
+) -> Result<(ApiServer, Client), Box<dyn std::error::Error + Send + Sync>> {
+    let server = tidemark_loadgen::start(config).await?;
+    let client = client_for(&server.url())?;
+    Ok((server, client))
+}
+
+pub fn client_for(url: &str) -> Result<Client, Box<dyn std::error::Error + Send + Sync>> {
+    let config = kube::Config::new(url.parse()?);
+    Ok(Client::try_from(config)?)
+}
+
+/// A client that does not retry 429/503/504 (kube-rs retries them by default, with backoff).
+pub fn client_without_retries(
+    url: &str,
+) -> Result<Client, Box<dyn std::error::Error + Send + Sync>> {
+    let mut config = kube::Config::new(url.parse()?);
+    config.default_retry = false;
+    Ok(Client::try_from(config)?)
+}
+
+pub fn pods(client: &Client, ns: &str) -> Api<Pod> {
+    Api::namespaced(client.clone(), ns)
+}
+
+pub fn replicasets(client: &Client, ns: &str) -> Api<ReplicaSet> {
+    Api::namespaced(client.clone(), ns)
+}
+
+pub fn pod(name: &str) -> Pod {
+    pod_json(json!({"metadata": {"name": name}}))
+}
+
+pub fn pod_json(mut v: serde_json::Value) -> Pod {
+    v["apiVersion"] = json!("v1");
+    v["kind"] = json!("Pod");
+    v["spec"] = json!({"containers": [{"name": "app", "image": "registry.invalid/app:1"}]});
+    serde_json::from_value(v).unwrap_or_default()
+}
+
+pub fn replicaset(name: &str, replicas: i32) -> ReplicaSet {
+    serde_json::from_value(json!({
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "app", "image": "registry.invalid/app:1"}]},
+            },
+        },
+    }))
+    .unwrap_or_default()
+}
+
+/// A Pod controlled by the ReplicaSet `rs` with `uid`.
+pub fn owned_pod(name: &str, rs: &str, uid: &str) -> Pod {
+    pod_json(json!({
+        "metadata": {
+            "name": name,
+            "labels": {"app": rs},
+            "ownerReferences": [{
+                "apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs, "uid": uid,
+                "controller": true, "blockOwnerDeletion": true,
+            }],
+        },
+    }))
+}
+
+/// The `code` of a kube-rs API error.
+pub fn api_code(e: &kube::Error) -> Option<u16> {
+    match e {
+        kube::Error::Api(s) => Some(s.code),
+        _ => None,
+    }
+}
+
+/// The `reason` of a kube-rs API error.
+pub fn api_reason(e: &kube::Error) -> Option<String> {
+    match e {
+        kube::Error::Api(s) => Some(s.reason.clone()),
+        _ => None,
+    }
+}
+
+pub fn rv_of(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> u64 {
+    meta.resource_version
+        .as_deref()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(0)
+}
