@@ -335,16 +335,38 @@ async fn list_or_watch(
     let selectors = Selectors::parse(q.get("labelSelector"), q.get("fieldSelector"))?;
     let rv = q.get("resourceVersion");
     if q.flag("watch") {
-        let start = match rv {
-            None | Some("" | "0") => WatchStart::Current,
-            Some(s) => WatchStart::After(s.parse::<u64>().map_err(|_| {
+        let parsed = match rv {
+            None | Some("" | "0") => None,
+            Some(s) => Some(s.parse::<u64>().map_err(|_| {
                 ApiError::bad_request(format!(
                     "resourceVersion: Invalid value: \"{s}\": must be an integer"
                 ))
             })?),
         };
+        let send_initial = q.flag("sendInitialEvents");
+        let start = match parsed {
+            // A watch-list (`sendInitialEvents=true`) sends the state not older than the
+            // given version: wait for it, then start from the current state.
+            Some(want) if send_initial => {
+                if !app
+                    .store
+                    .wait_for_revision(want, list::FUTURE_RV_WAIT)
+                    .await
+                {
+                    return Err(ApiError::Timeout {
+                        message: format!(
+                            "Too large resource version: {want}, current: {}",
+                            app.store.current_revision()
+                        ),
+                    });
+                }
+                WatchStart::Current
+            }
+            Some(after) => WatchStart::After(after),
+            None => WatchStart::Current,
+        };
         let timeout = match q.get("timeoutSeconds") {
-            None | Some("") => DEFAULT_WATCH_TIMEOUT,
+            None | Some("" | "0") => DEFAULT_WATCH_TIMEOUT,
             Some(s) => Duration::from_secs(
                 s.parse::<u64>()
                     .map_err(|_| ApiError::bad_request("timeoutSeconds must be an integer"))?,
@@ -365,7 +387,7 @@ async fn list_or_watch(
             selectors,
             start,
             bookmarks: q.flag("allowWatchBookmarks"),
-            initial_events_end: q.flag("sendInitialEvents") && start == WatchStart::Current,
+            initial_events_end: send_initial,
             timeout,
         };
         return Ok(json_response(

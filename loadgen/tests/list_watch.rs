@@ -261,3 +261,50 @@ async fn a_compacted_resource_version_yields_410_expired() -> TestResult {
     server.shutdown().await;
     Ok(())
 }
+
+#[tokio::test]
+async fn a_watch_list_sends_the_current_objects_then_the_initial_events_end_bookmark() -> TestResult
+{
+    let (server, client) = start(quiet_config()).await?;
+    let api = pods(&client, "default");
+    api.create(&PostParams::default(), &pod("a")).await?;
+    let params = WatchParams::default().initial_events().timeout(5);
+    let mut stream = api.watch(&params, "").await?.boxed();
+    let mut added = 0;
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(3), stream.try_next()).await??;
+        match ev.ok_or("watch ended")? {
+            WatchEvent::Added(_) => added += 1,
+            WatchEvent::Bookmark(b) => {
+                let end = b
+                    .metadata
+                    .annotations
+                    .get("k8s.io/initial-events-end")
+                    .cloned();
+                assert_eq!(end.as_deref(), Some("true"));
+                assert_eq!(
+                    b.metadata.resource_version,
+                    server.current_revision().to_string()
+                );
+                break;
+            }
+            other => return Err(format!("unexpected {other:?}").into()),
+        }
+    }
+    assert_eq!(added, 1);
+    // Live events follow.
+    api.create(&PostParams::default(), &pod("b")).await?;
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(3), stream.try_next()).await??;
+        match ev.ok_or("watch ended")? {
+            WatchEvent::Added(p) => {
+                assert_eq!(p.metadata.name.as_deref(), Some("b"));
+                break;
+            }
+            WatchEvent::Bookmark(_) => {}
+            other => return Err(format!("unexpected {other:?}").into()),
+        }
+    }
+    server.shutdown().await;
+    Ok(())
+}
