@@ -208,7 +208,7 @@ async fn demo(options: DemoOptions, io: tokio::runtime::Handle) -> Result<Summar
         }
         if now >= next_step && now < scaling_until {
             for (i, name) in names.iter().enumerate() {
-                if (i + step) % 2 == 0 {
+                if (i + step).is_multiple_of(2) {
                     let replicas = SCALE_CYCLE[(i + step) % SCALE_CYCLE.len()];
                     if let Err(e) = server.scale_replicaset(DEMO_NAMESPACE, name, replicas) {
                         tracing::warn!(%name, error = %e, "scaling failed");
@@ -221,7 +221,7 @@ async fn demo(options: DemoOptions, io: tokio::runtime::Handle) -> Result<Summar
         if options.status_line {
             let stats = manager.stats().await;
             let elapsed = now - started;
-            if tty || elapsed.as_secs() % 5 == 0 {
+            if tty || elapsed.as_secs().is_multiple_of(5) {
                 let line = format!(
                     "[{:>4}s] synced={} reconciles={} stale_skips={} parked={} writes={} violations={}",
                     elapsed.as_secs(),
