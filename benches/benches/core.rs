@@ -9,8 +9,8 @@ use tidemark_engine::queue::{ParkTarget, WorkQueue};
 use tidemark_engine::resource::PerResource;
 use tidemark_engine::version_map::VersionMap;
 use tidemark_engine::{
-    Change, ControllerSpec, Object, ObjectKey, PodView, ReplicaSetController, Resource, ResourceVersion, Shard,
-    ShardId,
+    Change, ControllerSpec, Object, ObjectKey, PodView, ReplicaSetController, Resource,
+    ResourceVersion, Shard, ShardId,
 };
 
 fn decode(c: &mut Criterion) {
@@ -33,46 +33,63 @@ fn shard_apply(c: &mut Criterion) {
         .map(|i| {
             let owner = format!("web-{}", i % owners);
             let bytes = pod_json("default", &format!("{owner}-{i}"), &owner, 1_000 + i as u64);
-            Change::Applied(Object::Pod(PodView::from_json(&bytes).unwrap_or_else(|e| panic!("fixture: {e}"))))
+            Change::Applied(Object::Pod(
+                PodView::from_json(&bytes).unwrap_or_else(|e| panic!("fixture: {e}")),
+            ))
         })
         .collect();
     let mut group = c.benchmark_group("shard_apply");
     group.throughput(Throughput::Elements(EVENTS as u64));
     for consistency in [true, false] {
-        group.bench_with_input(BenchmarkId::new("gate", consistency), &consistency, |b, &consistency| {
-            b.iter_batched(
-                || {
-                    let mut shard = Shard::new(
-                        ShardId(0),
-                        vec![ControllerSpec { reconciler: Box::new(ReplicaSetController), consistency }],
-                    );
-                    let now = Instant::now();
-                    shard.replace(Resource::Pods, vec![], ResourceVersion::new(1), now);
-                    (shard, events.clone())
-                },
-                |(mut shard, events)| {
-                    let now = Instant::now();
-                    for change in events {
-                        shard.apply(change, now);
-                    }
-                    if let Some(v) = ResourceVersion::new(1_000 + EVENTS as u64) {
-                        shard.advance(Resource::Pods, v, now);
-                    }
-                    shard
-                },
-                criterion::BatchSize::LargeInput,
-            )
-        });
+        group.bench_with_input(
+            BenchmarkId::new("gate", consistency),
+            &consistency,
+            |b, &consistency| {
+                b.iter_batched(
+                    || {
+                        let mut shard = Shard::new(
+                            ShardId(0),
+                            vec![ControllerSpec {
+                                reconciler: Box::new(ReplicaSetController),
+                                consistency,
+                            }],
+                        );
+                        let now = Instant::now();
+                        shard.replace(Resource::Pods, vec![], ResourceVersion::new(1), now);
+                        (shard, events.clone())
+                    },
+                    |(mut shard, events)| {
+                        let now = Instant::now();
+                        for change in events {
+                            shard.apply(change, now);
+                        }
+                        if let Some(v) = ResourceVersion::new(1_000 + EVENTS as u64) {
+                            shard.advance(Resource::Pods, v, now);
+                        }
+                        shard
+                    },
+                    criterion::BatchSize::LargeInput,
+                )
+            },
+        );
     }
     group.finish();
 }
 
 fn gate_check(c: &mut Criterion) {
     let mut map = VersionMap::default();
-    let keys: Vec<ObjectKey> = (0..1_000).map(|i| ObjectKey::new("default", format!("web-{i}"))).collect();
-    let marks: PerResource<Option<ResourceVersion>> = PerResource::from_fn(|_| ResourceVersion::new(10));
+    let keys: Vec<ObjectKey> = (0..1_000)
+        .map(|i| ObjectKey::new("default", format!("web-{i}")))
+        .collect();
+    let marks: PerResource<Option<ResourceVersion>> =
+        PerResource::from_fn(|_| ResourceVersion::new(10));
     for k in &keys {
-        map.record_write(k, None, Resource::Pods, ResourceVersion::new(20).ok_or(tidemark_engine::NotComparable::Zero));
+        map.record_write(
+            k,
+            None,
+            Resource::Pods,
+            ResourceVersion::new(20).ok_or(tidemark_engine::NotComparable::Zero),
+        );
     }
     c.bench_function("gate_check_stale_key", |b| {
         let mut i = 0;
@@ -85,7 +102,9 @@ fn gate_check(c: &mut Criterion) {
 
 fn park_and_wake(c: &mut Criterion) {
     const KEYS: usize = 1_000;
-    let keys: Vec<ObjectKey> = (0..KEYS).map(|i| ObjectKey::new("default", format!("web-{i}"))).collect();
+    let keys: Vec<ObjectKey> = (0..KEYS)
+        .map(|i| ObjectKey::new("default", format!("web-{i}")))
+        .collect();
     let mut group = c.benchmark_group("park_and_wake");
     group.throughput(Throughput::Elements(KEYS as u64));
     group.bench_function("watermark_wakes_1000_keys", |b| {
@@ -96,7 +115,14 @@ fn park_and_wake(c: &mut Criterion) {
                 q.add(k, now);
                 let popped = q.pop().map(|p| p.key);
                 if let (Some(k), Some(v)) = (popped, ResourceVersion::new(100 + i as u64)) {
-                    q.park(&k, ParkTarget::Watermark { resource: Resource::Pods, version: v }, now);
+                    q.park(
+                        &k,
+                        ParkTarget::Watermark {
+                            resource: Resource::Pods,
+                            version: v,
+                        },
+                        now,
+                    );
                 }
             }
             if let Some(v) = ResourceVersion::new(100 + KEYS as u64) {
