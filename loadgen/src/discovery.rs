@@ -101,6 +101,17 @@ pub fn resources(group: &str, version: &str) -> Option<Value> {
             "kind": r.kind(),
             "verbs": ["get", "patch", "update"],
         }));
+        if r == Resource::ReplicaSets {
+            list.push(json!({
+                "name": format!("{}/scale", r.plural()),
+                "singularName": "",
+                "namespaced": true,
+                "group": "autoscaling",
+                "version": "v1",
+                "kind": "Scale",
+                "verbs": ["get", "patch", "update"],
+            }));
+        }
     }
     let gv = if group.is_empty() {
         version.to_string()

@@ -245,8 +245,93 @@ async fn dispatch(app: &App, req: Request) -> Result<Response, ApiError> {
                 m => Err(method_not_allowed(&m)),
             }
         }
+        Route::Scale {
+            resource,
+            namespace,
+            name,
+        } => {
+            let store = &app.store;
+            let scale = || {
+                store
+                    .get(resource, &namespace, &name)
+                    .map(|s| scale_of(&s.value))
+                    .ok_or_else(|| ApiError::not_found(resource.plural(), &name))
+            };
+            let body = match method {
+                Method::GET => return Ok(value_response(StatusCode::OK, &scale()?)),
+                Method::PUT => {
+                    require_json(&parts.headers)?;
+                    parse_json(&read_body(body, &parts.headers).await?)?
+                }
+                Method::PATCH => {
+                    let kind = content_type(&parts.headers).unwrap_or_default();
+                    let patch = parse_patch_body(&kind, &read_body(body, &parts.headers).await?)?;
+                    let mut current = scale()?;
+                    if let Some(m) = current["metadata"].as_object_mut() {
+                        m.remove("resourceVersion");
+                    }
+                    merge_patch(&mut current, &patch);
+                    current
+                }
+                m => return Err(method_not_allowed(&m)),
+            };
+            let replicas = body["spec"]["replicas"].as_i64().ok_or_else(|| {
+                ApiError::invalid("Scale", &name, "spec.replicas: Required value")
+            })?;
+            if replicas < 0 {
+                return Err(ApiError::invalid(
+                    "Scale",
+                    &name,
+                    "spec.replicas: Invalid value: must be greater than or equal to 0",
+                ));
+            }
+            let mut rs = scale_target(store, resource, &namespace, &name)?;
+            rs["spec"]["replicas"] = Value::from(replicas);
+            let rv = body["metadata"]["resourceVersion"].as_str().unwrap_or("");
+            rs["metadata"]["resourceVersion"] = Value::from(rv);
+            let stored = store.update(resource, &namespace, &name, rs, Subresource::Main, ua)?;
+            Ok(value_response(StatusCode::OK, &scale_of(&stored.value)))
+        }
         _ => Err(method_not_allowed(&method)),
     }
+}
+
+fn scale_target(store: &Store, r: Resource, ns: &str, name: &str) -> Result<Value, ApiError> {
+    let mut rs = store
+        .get(r, ns, name)
+        .map(|s| s.value.clone())
+        .ok_or_else(|| ApiError::not_found(r.plural(), name))?;
+    if !rs["spec"].is_object() {
+        rs["spec"] = Value::Object(Default::default());
+    }
+    Ok(rs)
+}
+
+/// The autoscaling/v1 `Scale` view of a ReplicaSet.
+pub fn scale_of(rs: &Value) -> Value {
+    let selector = rs["spec"]["selector"]["matchLabels"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .unwrap_or_default();
+    let meta = &rs["metadata"];
+    serde_json::json!({
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": {
+            "name": meta["name"],
+            "namespace": meta["namespace"],
+            "uid": meta["uid"],
+            "resourceVersion": meta["resourceVersion"],
+            "creationTimestamp": meta["creationTimestamp"],
+        },
+        "spec": {"replicas": rs["spec"]["replicas"].as_i64().unwrap_or(1)},
+        "status": {"replicas": rs["status"]["replicas"].as_i64().unwrap_or(0), "selector": selector},
+    })
 }
 
 fn parse_delete_options(raw: &[u8]) -> Result<Preconditions, ApiError> {

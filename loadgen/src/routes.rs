@@ -42,6 +42,15 @@ pub enum Route {
         /// Whether the path ends in `/status`.
         status: bool,
     },
+    /// The `/scale` subresource of a ReplicaSet.
+    Scale {
+        /// The resource (only ReplicaSets have one).
+        resource: Resource,
+        /// The namespace.
+        namespace: String,
+        /// The name.
+        name: String,
+    },
 }
 
 /// Parses a request path; `None` is a 404.
@@ -86,6 +95,13 @@ pub fn parse(path: &str) -> Option<Route> {
             name: (*name).to_string(),
             status: true,
         }),
+        ["namespaces", ns, plural, name, "scale"] => known(plural)
+            .filter(|r| *r == Resource::ReplicaSets)
+            .map(|resource| Route::Scale {
+                resource,
+                namespace: (*ns).to_string(),
+                name: (*name).to_string(),
+            }),
         _ => None,
     }
 }

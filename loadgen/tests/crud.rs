@@ -314,3 +314,26 @@ async fn a_merge_patch_changes_labels() -> TestResult {
     server.shutdown().await;
     Ok(())
 }
+
+#[tokio::test]
+async fn the_scale_subresource_reads_and_sets_replicas() -> TestResult {
+    let (server, client) = start(quiet_config()).await?;
+    let api = replicasets(&client, "default");
+    api.create(&PostParams::default(), &replicaset("web", 2))
+        .await?;
+    let scale = api.get_scale("web").await?;
+    assert_eq!(scale.spec.and_then(|s| s.replicas), Some(2));
+    assert_eq!(
+        scale.status.map(|s| s.selector),
+        Some(Some("app=web".to_string()))
+    );
+    let patch = kube::api::Patch::Merge(json!({"spec": {"replicas": 4}}));
+    let scaled = api
+        .patch_scale("web", &kube::api::PatchParams::default(), &patch)
+        .await?;
+    assert_eq!(scaled.spec.and_then(|s| s.replicas), Some(4));
+    assert_eq!(server.replicaset_truth()[0].spec_replicas, 4);
+    assert_eq!(server.replicaset_truth()[0].generation, 2);
+    server.shutdown().await;
+    Ok(())
+}
