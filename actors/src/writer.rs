@@ -105,34 +105,27 @@ pub async fn perform(client: &Client, action: &Action) -> WriteResult {
             namespace,
             body,
         } => {
-            let bytes = match serde_json::to_vec(body) {
-                Ok(b) => b,
-                Err(e) => return invalid(e.to_string()),
-            };
-            let request = match Request::new(collection(*resource, Some(namespace)))
-                .create(&PostParams::default(), bytes)
-            {
-                Ok(r) => r,
-                Err(e) => return invalid(e.to_string()),
-            };
-            written(client.request::<MetaOnly>(request).await)
+            let path = collection(*resource, Some(namespace));
+            send_object(client, body, |bytes| {
+                Request::new(path).create(&PostParams::default(), bytes)
+            })
+            .await
         }
         Action::UpdateStatus {
             resource,
             key,
             body,
         } => {
-            let bytes = match serde_json::to_vec(body) {
-                Ok(b) => b,
-                Err(e) => return invalid(e.to_string()),
-            };
-            let request = match Request::new(collection(*resource, Some(key.namespace())))
-                .replace_subresource("status", key.name(), &PostParams::default(), bytes)
-            {
-                Ok(r) => r,
-                Err(e) => return invalid(e.to_string()),
-            };
-            written(client.request::<MetaOnly>(request).await)
+            let path = collection(*resource, Some(key.namespace()));
+            send_object(client, body, |bytes| {
+                Request::new(path).replace_subresource(
+                    "status",
+                    key.name(),
+                    &PostParams::default(),
+                    bytes,
+                )
+            })
+            .await
         }
         Action::Delete { resource, key, uid } => {
             let params = DeleteParams {
@@ -156,8 +149,20 @@ pub async fn perform(client: &Client, action: &Action) -> WriteResult {
     }
 }
 
-fn written(answer: Result<MetaOnly, kube::Error>) -> WriteResult {
-    match answer {
+/// Serialises `body`, builds the request with `build`, sends it and reads back the version.
+async fn send_object(
+    client: &Client,
+    body: &serde_json::Value,
+    build: impl FnOnce(Vec<u8>) -> Result<http::Request<Vec<u8>>, kube::core::request::Error>,
+) -> WriteResult {
+    let request = serde_json::to_vec(body)
+        .map_err(|e| e.to_string())
+        .and_then(|bytes| build(bytes).map_err(|e| e.to_string()));
+    let request = match request {
+        Ok(r) => r,
+        Err(e) => return invalid(e),
+    };
+    match client.request::<MetaOnly>(request).await {
         Ok(meta) => WriteResult::Written {
             resource_version: meta.metadata.resource_version,
         },

@@ -44,6 +44,13 @@ fn creates(ws: &[WriteRequest]) -> usize {
         .count()
 }
 
+/// The ReplicaSet `name` changed at `version` (say, its own status write came back).
+fn touch(s: &mut Shard, name: &str, replicas: i32, version: u64, now: Instant) {
+    let rs = replicaset_json("ns", name, replicas, version);
+    s.apply(Change::Applied(Object::ReplicaSet(rs)), now);
+    s.advance(Resource::ReplicaSets, rv(version), now);
+}
+
 fn written(v: u64) -> WriteResult {
     WriteResult::Written {
         resource_version: v.to_string(),
@@ -148,11 +155,7 @@ fn stale_key_parks_and_wakes_when_the_watermark_passes_its_target() {
     let first = writes(&mut s, now);
     assert_eq!(creates(&first), 1);
     complete(&mut s, first, &mut next, now); // pod at 20, status at 21
-    s.apply(
-        Change::Applied(Object::ReplicaSet(replicaset_json("ns", "web", 1, 21))),
-        now,
-    );
-    s.advance(Resource::ReplicaSets, rv(21), now);
+    touch(&mut s, "web", 1, 21, now);
     assert!(
         writes(&mut s, now).is_empty(),
         "pods cache is at 10, the key wrote 20"
@@ -183,11 +186,7 @@ fn with_the_gate_off_a_stale_cache_creates_twice() {
     let mut next = 19;
     let first = writes(&mut s, now);
     complete(&mut s, first, &mut next, now);
-    s.apply(
-        Change::Applied(Object::ReplicaSet(replicaset_json("ns", "web", 1, 21))),
-        now,
-    );
-    s.advance(Resource::ReplicaSets, rv(21), now);
+    touch(&mut s, "web", 1, 21, now);
     assert_eq!(
         creates(&writes(&mut s, now)),
         1,
@@ -239,11 +238,7 @@ fn deletions_are_tracked_until_the_cache_shows_them() {
     assert!(matches!(ws[0].action, Action::Delete { .. }));
     let mut next = 19;
     complete(&mut s, ws, &mut next, now);
-    s.apply(
-        Change::Applied(Object::ReplicaSet(replicaset_json("ns", "web", 0, 30))),
-        now,
-    );
-    s.advance(Resource::ReplicaSets, rv(30), now);
+    touch(&mut s, "web", 0, 30, now);
     s.advance(Resource::Pods, rv(100), now);
     assert!(
         writes(&mut s, now).is_empty(),
@@ -287,11 +282,7 @@ fn a_non_comparable_written_version_fails_open_and_is_counted() {
     );
     let status = writes(&mut s, now);
     s.write_done(status[0].id, written(21), now);
-    s.apply(
-        Change::Applied(Object::ReplicaSet(replicaset_json("ns", "web", 1, 21))),
-        now,
-    );
-    s.advance(Resource::ReplicaSets, rv(21), now);
+    touch(&mut s, "web", 1, 21, now);
     let _ = writes(&mut s, now);
     assert_eq!(s.stats()[0].unknown_freshness, 1);
 }
@@ -329,11 +320,7 @@ fn a_stuck_watermark_asks_for_a_probe_and_reports_starvation() {
     let mut next = 19;
     let first = writes(&mut s, now);
     complete(&mut s, first, &mut next, now);
-    s.apply(
-        Change::Applied(Object::ReplicaSet(replicaset_json("ns", "web", 1, 21))),
-        now,
-    );
-    s.advance(Resource::ReplicaSets, rv(21), now);
+    touch(&mut s, "web", 1, 21, now);
     let mut probes = 0;
     let mut starving = 0;
     for _ in 0..6 {
