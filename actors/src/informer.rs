@@ -9,12 +9,12 @@ use futures::{StreamExt, future::join_all};
 use kube::Client;
 use kube::api::{ListParams, WatchEvent, WatchParams};
 use kube::core::{ObjectList, Request};
-use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 use tidemark_engine::{
-    Change, Object, PodView, ReplicaSetView, Resource, ResourceVersion, ShardRouter,
+    Change, DecodeError, Object, PodView, ReplicaSetView, Resource, ResourceVersion, ShardRouter,
 };
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -28,26 +28,38 @@ pub const MAX_BATCH: usize = 1024;
 /// A watch silent this long while the server is ahead of the watermark is restarted.
 pub const STALLED_AFTER: Duration = Duration::from_secs(30);
 
-/// A projection the informer can decode straight from the wire.
-pub trait Projected: DeserializeOwned + Clone + Send + 'static {
-    /// Its resource.
-    const RESOURCE: Resource;
-    /// Into the engine's object.
-    fn into_object(self) -> Object;
-}
-
-impl Projected for PodView {
-    const RESOURCE: Resource = Resource::Pods;
-    fn into_object(self) -> Object {
-        Object::Pod(self)
+/// Decodes one object of `resource` from its JSON. The flag is true when it had to be read
+/// leniently (a field of the wrong type).
+pub fn decode(resource: Resource, raw: &RawValue) -> Result<(Object, bool), DecodeError> {
+    let bytes = raw.get().as_bytes();
+    match resource {
+        Resource::Pods => PodView::decode(bytes).map(|(p, lenient)| (Object::Pod(p), lenient)),
+        Resource::ReplicaSets => {
+            ReplicaSetView::from_json(bytes).map(|r| (Object::ReplicaSet(r), false))
+        }
     }
 }
 
-impl Projected for ReplicaSetView {
-    const RESOURCE: Resource = Resource::ReplicaSets;
-    fn into_object(self) -> Object {
-        Object::ReplicaSet(self)
+/// The namespace/name of an object that could not be decoded, for the error log.
+fn describe(raw: &RawValue) -> String {
+    #[derive(serde::Deserialize)]
+    struct Meta {
+        #[serde(default)]
+        metadata: serde_json::Map<String, serde_json::Value>,
     }
+    serde_json::from_str::<Meta>(raw.get()).map_or_else(
+        |_| "<unreadable>".to_string(),
+        |m| {
+            let get = |k: &str| {
+                m.metadata
+                    .get(k)
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("?")
+                    .to_string()
+            };
+            format!("{}/{}", get("namespace"), get("name"))
+        },
+    )
 }
 
 /// What an informer reports about itself.
@@ -61,8 +73,10 @@ pub struct InformerState {
     pub lists: AtomicU64,
     /// Events delivered.
     pub events: AtomicU64,
-    /// Malformed events or lists seen.
+    /// Objects that could not be decoded (skipped in a list; a relist in a watch).
     pub malformed: AtomicU64,
+    /// Objects read leniently because a field had the wrong type.
+    pub lenient: AtomicU64,
     /// Probes answered.
     pub probes: AtomicU64,
 }
@@ -119,20 +133,14 @@ impl Informer {
 
     /// Runs until `shutdown` fires.
     pub async fn run(mut self, mut shutdown: tokio::sync::watch::Receiver<bool>) {
-        match self.resource {
-            Resource::Pods => self.run_typed::<PodView>(&mut shutdown).await,
-            Resource::ReplicaSets => self.run_typed::<ReplicaSetView>(&mut shutdown).await,
-        }
-    }
-
-    async fn run_typed<T: Projected>(&mut self, shutdown: &mut tokio::sync::watch::Receiver<bool>) {
+        let shutdown = &mut shutdown;
         let mut failures = 0u32;
         'relist: loop {
             let version = loop {
                 if *shutdown.borrow() {
                     return;
                 }
-                match self.list::<T>().await {
+                match self.list().await {
                     Ok(v) => break v,
                     Err(e) => {
                         failures += 1;
@@ -146,7 +154,7 @@ impl Informer {
             failures = 0;
             let mut from = version;
             loop {
-                match self.watch::<T>(&mut from, shutdown).await {
+                match self.watch(&mut from, shutdown).await {
                     WatchEnd::Renew => failures = 0,
                     WatchEnd::Relist(why) => {
                         tracing::warn!(resource = %self.resource, why, "relisting");
@@ -166,7 +174,7 @@ impl Informer {
     }
 
     /// A consistent paged list (`resourceVersion` unset), replaced into every shard at once.
-    async fn list<T: Projected>(&mut self) -> Result<String, kube::Error> {
+    async fn list(&mut self) -> Result<String, kube::Error> {
         let path = collection(self.resource, None);
         let mut per_shard: Vec<Vec<Object>> = vec![Vec::new(); self.shards.len()];
         let mut token: Option<String> = None;
@@ -179,18 +187,11 @@ impl Informer {
             let request = Request::new(&path)
                 .list(&params)
                 .map_err(kube::Error::BuildRequest)?;
-            let page: ObjectList<T> = match self.client.request(request).await {
-                Ok(page) => page,
-                Err(e) => {
-                    if matches!(e, kube::Error::SerdeError(_)) {
-                        self.state.malformed.fetch_add(1, Ordering::Relaxed);
-                    }
-                    return Err(e);
-                }
-            };
+            let page: ObjectList<Box<RawValue>> = self.client.request(request).await?;
             for item in page.items {
-                let object = item.into_object();
-                per_shard[self.router.route(&object).0].push(object);
+                if let Some(object) = self.decode_or_report(&item) {
+                    per_shard[self.router.route(&object).0].push(object);
+                }
             }
             match page.metadata.continue_.filter(|c| !c.is_empty()) {
                 Some(next) => token = Some(next),
@@ -215,7 +216,24 @@ impl Informer {
         Ok(version)
     }
 
-    async fn watch<T: Projected>(
+    fn decode_or_report(&self, raw: &RawValue) -> Option<Object> {
+        match decode(self.resource, raw) {
+            Ok((object, lenient)) => {
+                if lenient {
+                    self.state.lenient.fetch_add(1, Ordering::Relaxed);
+                    tracing::warn!(resource = %self.resource, key = %object.key(), "object read leniently: a field has the wrong type");
+                }
+                Some(object)
+            }
+            Err(e) => {
+                self.state.malformed.fetch_add(1, Ordering::Relaxed);
+                tracing::error!(resource = %self.resource, object = %describe(raw), error = %e, "object cannot be decoded");
+                None
+            }
+        }
+    }
+
+    async fn watch(
         &mut self,
         from: &mut String,
         shutdown: &mut tokio::sync::watch::Receiver<bool>,
@@ -229,7 +247,7 @@ impl Informer {
             Ok(r) => r,
             Err(e) => return WatchEnd::Failed(kube::Error::BuildRequest(e)),
         };
-        let stream = match self.client.request_events::<T>(request).await {
+        let stream = match self.client.request_events::<Box<RawValue>>(request).await {
             Ok(s) => s,
             Err(kube::Error::Api(status)) if status.code == 410 => {
                 return WatchEnd::Relist("410 Gone");
@@ -259,16 +277,28 @@ impl Informer {
             let mut end = None;
             for item in chunk {
                 let (change, version) = match item {
-                    Ok(WatchEvent::Added(o) | WatchEvent::Modified(o)) => {
-                        let object = o.into_object();
-                        let v = object.resource_version();
-                        (Some(Change::Applied(object)), v)
+                    Ok(WatchEvent::Added(raw) | WatchEvent::Modified(raw)) => {
+                        match self.decode_or_report(&raw) {
+                            Some(object) => {
+                                let v = object.resource_version();
+                                (Some(Change::Applied(object)), v)
+                            }
+                            None => {
+                                end = Some(WatchEnd::Relist("undecodable watch event"));
+                                break;
+                            }
+                        }
                     }
-                    Ok(WatchEvent::Deleted(o)) => {
-                        let object = o.into_object();
-                        let v = object.resource_version();
-                        (Some(Change::Deleted(object)), v)
-                    }
+                    Ok(WatchEvent::Deleted(raw)) => match self.decode_or_report(&raw) {
+                        Some(object) => {
+                            let v = object.resource_version();
+                            (Some(Change::Deleted(object)), v)
+                        }
+                        None => {
+                            end = Some(WatchEnd::Relist("undecodable watch event"));
+                            break;
+                        }
+                    },
                     Ok(WatchEvent::Bookmark(b)) => {
                         (None, version_of(Some(&b.metadata.resource_version)))
                     }

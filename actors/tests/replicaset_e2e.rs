@@ -200,3 +200,53 @@ fn one_parked_replicaset_does_not_slow_the_others() {
         );
     });
 }
+
+#[test]
+fn a_pod_with_a_malformed_field_still_counts_and_is_not_replaced() {
+    with_runtime(|io| async move {
+        let (server, manager) = setup(&io, Duration::ZERO, true, 0).await;
+        let owner = server
+            .get(Resource::ReplicaSets, DEMO_NAMESPACE, "rs-0")
+            .expect("rs-0");
+        let odd = serde_json::json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "rs-0-odd", "namespace": DEMO_NAMESPACE, "labels": {"app": "rs-0"},
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs-0",
+                    "uid": owner["metadata"]["uid"], "controller": true}]},
+            "spec": {"containers": [{"name": "web", "image": "pause"}]},
+        });
+        server
+            .create(Resource::Pods, DEMO_NAMESPACE, odd)
+            .expect("create odd pod");
+        server
+            .update_with(Resource::Pods, DEMO_NAMESPACE, "rs-0-odd", |pod| {
+                pod["status"] = serde_json::json!({"phase": "Running",
+                    "containerStatuses": [{"name": "web", "restartCount": "two"}]});
+            })
+            .expect("odd status");
+        server
+            .scale_replicaset(DEMO_NAMESPACE, "rs-0", 1)
+            .expect("scale");
+        let settled = wait_converged(&server, Duration::from_secs(20)).await;
+        let lenient = manager
+            .informers()
+            .iter()
+            .map(|(_, s)| s.lenient.load(std::sync::atomic::Ordering::Relaxed))
+            .sum::<u64>();
+        let odd_still_there = server
+            .get(Resource::Pods, DEMO_NAMESPACE, "rs-0-odd")
+            .is_some();
+        // The test itself creates the odd pod while rs-0 wants none; only the manager's writes count.
+        let violations: Vec<_> = server
+            .violations()
+            .into_iter()
+            .filter(|v| v.user_agent.as_deref() != Some("loadgen"))
+            .collect();
+        manager.stop();
+        server.shutdown().await;
+        assert!(settled, "converges with the odd pod counted");
+        assert!(lenient > 0, "the odd pod was read leniently, not dropped");
+        assert!(odd_still_there, "the odd pod is the one replica, kept");
+        assert!(violations.is_empty(), "{violations:?}");
+    });
+}

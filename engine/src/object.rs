@@ -87,7 +87,22 @@ impl PodView {
 
     /// Decodes a Pod from JSON bytes, skipping fields no controller reads.
     pub fn from_json(bytes: &[u8]) -> Result<Self, DecodeError> {
-        serde_json::from_slice(bytes).map_err(|e| DecodeError::Malformed(e.to_string()))
+        Self::decode(bytes).map(|(pod, _)| pod)
+    }
+
+    /// Decodes a Pod; the flag is true when the fast strict decode failed and the object was read
+    /// leniently (a field of the wrong type taken as absent). Only a Pod without a readable
+    /// identity (name, uid, resourceVersion) is an error: one odd field must not hide a live Pod
+    /// from its controller, which would then create a replacement.
+    pub fn decode(bytes: &[u8]) -> Result<(Self, bool), DecodeError> {
+        match serde_json::from_slice::<PodView>(bytes) {
+            Ok(pod) => Ok((pod, false)),
+            Err(strict) => {
+                let value: serde_json::Value = serde_json::from_slice(bytes)
+                    .map_err(|_| DecodeError::Malformed(strict.to_string()))?;
+                lenient_pod(&value).map(|pod| (pod, true))
+            }
+        }
     }
 }
 
@@ -299,6 +314,83 @@ fn controller_of(meta: &mut MetaWire) -> Option<OwnerRef> {
         })
 }
 
+fn text<'a>(value: &'a serde_json::Value, pointer: &str) -> Option<&'a str> {
+    value.pointer(pointer).and_then(serde_json::Value::as_str)
+}
+
+/// Reads a Pod field by field from a JSON tree, taking any field of the wrong type as absent.
+fn lenient_pod(value: &serde_json::Value) -> Result<PodView, DecodeError> {
+    use serde_json::Value;
+    let name = text(value, "/metadata/name").ok_or(DecodeError::Missing("metadata.name"))?;
+    let uid = text(value, "/metadata/uid").ok_or(DecodeError::Missing("metadata.uid"))?;
+    let rv = text(value, "/metadata/resourceVersion")
+        .ok_or(DecodeError::Missing("metadata.resourceVersion"))?;
+    let labels = value
+        .pointer("/metadata/labels")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
+                .collect()
+        })
+        .unwrap_or_default();
+    let controller = value
+        .pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .and_then(|refs| {
+            refs.iter()
+                .find(|r| r.get("controller").and_then(Value::as_bool) == Some(true))
+        })
+        .and_then(|r| {
+            Some(OwnerRef {
+                kind: text(r, "/kind")?.into(),
+                name: text(r, "/name")?.into(),
+                uid: Uid::new(text(r, "/uid")?),
+            })
+        });
+    let phase = match text(value, "/status/phase") {
+        Some("Running") => PodPhase::Running,
+        Some("Succeeded") => PodPhase::Succeeded,
+        Some("Failed") => PodPhase::Failed,
+        Some("Unknown") => PodPhase::Unknown,
+        _ => PodPhase::Pending,
+    };
+    let ready_condition = value
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .and_then(|c| c.iter().find(|c| text(c, "/type") == Some("Ready")));
+    Ok(PodView {
+        key: ObjectKey::new(text(value, "/metadata/namespace").unwrap_or_default(), name),
+        uid: Uid::new(uid),
+        resource_version: ResourceVersion::parse(rv).ok(),
+        labels: Labels::from_map(labels),
+        controller,
+        node_name: text(value, "/spec/nodeName")
+            .filter(|n| !n.is_empty())
+            .map(Into::into),
+        phase,
+        ready: ready_condition.is_some_and(|c| text(c, "/status") == Some("True")),
+        ready_since: ready_condition
+            .and_then(|c| text(c, "/lastTransitionTime"))
+            .and_then(parse_rfc3339),
+        restarts: value
+            .pointer("/status/containerStatuses")
+            .and_then(Value::as_array)
+            .map_or(0, |cs| {
+                cs.iter()
+                    .filter_map(|c| c.get("restartCount").and_then(Value::as_i64))
+                    .map(|n| n.clamp(0, i64::from(i32::MAX)) as i32)
+                    .fold(0i32, i32::saturating_add)
+            }),
+        created: text(value, "/metadata/creationTimestamp")
+            .and_then(parse_rfc3339)
+            .unwrap_or(0),
+        terminating: value
+            .pointer("/metadata/deletionTimestamp")
+            .is_some_and(|t| !t.is_null()),
+    })
+}
+
 impl TryFrom<PodWire> for PodView {
     type Error = DecodeError;
     fn try_from(mut wire: PodWire) -> Result<Self, DecodeError> {
@@ -493,8 +585,35 @@ mod tests {
     #[test]
     fn a_pod_without_a_name_is_a_typed_error() {
         let err = PodView::from_json(br#"{"metadata":{"uid":"u","resourceVersion":"1"}}"#);
-        assert!(matches!(err, Err(DecodeError::Malformed(m)) if m.contains("metadata.name")));
+        assert_eq!(err, Err(DecodeError::Missing("metadata.name")));
         assert!(PodView::from_json(b"not json").is_err());
+    }
+
+    #[test]
+    fn a_pod_with_an_odd_field_is_read_leniently_and_stays_visible() {
+        let json = br#"{"metadata":{"name":"p","namespace":"ns","uid":"u","resourceVersion":"9",
+          "ownerReferences":[{"kind":"ReplicaSet","name":"web","uid":"rs1","controller":true}]},
+          "spec":{"nodeName":17},
+          "status":{"phase":"Running","containerStatuses":[{"restartCount":"two"}],
+                    "conditions":[{"type":"Ready","status":"True"}]}}"#;
+        let (pod, lenient) = PodView::decode(json).expect("identity is readable");
+        assert!(lenient);
+        assert!(pod.is_active() && pod.ready);
+        assert_eq!(pod.controller.map(|o| o.uid), Some(Uid::new("rs1")));
+        assert_eq!(pod.node_name, None);
+        assert_eq!(pod.restarts, 0);
+    }
+
+    #[test]
+    fn a_strict_and_a_lenient_decode_agree_on_a_well_formed_pod() {
+        let json = br#"{"metadata":{"name":"p","namespace":"ns","uid":"u","resourceVersion":"9",
+          "creationTimestamp":"2026-12-02T15:03:38Z","labels":{"a":"b"},
+          "ownerReferences":[{"kind":"ReplicaSet","name":"web","uid":"rs1","controller":true}]},
+          "spec":{"nodeName":"n1"},"status":{"phase":"Pending","containerStatuses":[{"restartCount":3}],
+          "conditions":[{"type":"Ready","status":"False","lastTransitionTime":"2026-12-02T15:03:39Z"}]}}"#;
+        let strict = PodView::from_json(json).expect("strict");
+        let value: serde_json::Value = serde_json::from_slice(json).expect("json");
+        assert_eq!(lenient_pod(&value).expect("lenient"), strict);
     }
 
     #[test]
