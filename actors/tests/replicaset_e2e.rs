@@ -250,3 +250,59 @@ fn a_pod_with_a_malformed_field_still_counts_and_is_not_replaced() {
         assert!(violations.is_empty(), "{violations:?}");
     });
 }
+
+#[test]
+fn a_410_on_reconnect_relists_atomically_and_nothing_is_lost() {
+    with_runtime(|io| async move {
+        let (server, manager) = setup(&io, Duration::ZERO, true, 3).await;
+        assert!(
+            wait_converged(&server, Duration::from_secs(20)).await,
+            "initial convergence"
+        );
+        let pod_lists = |m: &Manager| {
+            m.informers()
+                .iter()
+                .find(|(r, _)| *r == tidemark_engine::Resource::Pods)
+                .map(|(_, s)| s.lists.load(std::sync::atomic::Ordering::Relaxed))
+                .unwrap_or(0)
+        };
+        assert_eq!(pod_lists(&manager), 1);
+        // The watch breaks and its version has been compacted when it comes back; meanwhile
+        // someone deletes Pods. Only a relist can show those deletions.
+        server.faults().expire_next_watches(Resource::Pods, 1);
+        server.faults().drop_watches();
+        let victims: Vec<String> = server
+            .list(Resource::Pods)
+            .iter()
+            .filter(|p| {
+                p["metadata"]["name"]
+                    .as_str()
+                    .is_some_and(|n| n.starts_with("rs-1-"))
+            })
+            .filter_map(|p| p["metadata"]["name"].as_str().map(str::to_string))
+            .take(2)
+            .collect();
+        for name in &victims {
+            server
+                .delete(Resource::Pods, DEMO_NAMESPACE, name)
+                .expect("delete");
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while pod_lists(&manager) < 2 && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let relisted = pod_lists(&manager);
+        let settled = wait_converged(&server, Duration::from_secs(20)).await;
+        let violations: Vec<_> = server
+            .violations()
+            .into_iter()
+            .filter(|v| v.user_agent.as_deref() != Some("loadgen"))
+            .collect();
+        manager.stop();
+        server.shutdown().await;
+        assert_eq!(victims.len(), 2);
+        assert!(relisted >= 2, "the 410 led to a relist");
+        assert!(settled, "rs-1 got its Pods back");
+        assert!(violations.is_empty(), "{violations:?}");
+    });
+}

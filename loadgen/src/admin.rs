@@ -9,7 +9,7 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, put};
+use axum::routing::{get, post, put};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -57,6 +57,33 @@ async fn put_watch_delay(State(s): State<AdminState>, body: Bytes) -> Response {
     Json(s.faults.to_json()).into_response()
 }
 
+#[derive(serde::Deserialize)]
+struct ExpireWatches {
+    resource: String,
+    count: u64,
+}
+
+async fn post_drop_watches(State(s): State<AdminState>) -> Json<serde_json::Value> {
+    s.faults.drop_watches();
+    Json(s.faults.to_json())
+}
+
+async fn put_expire_watches(State(s): State<AdminState>, body: Bytes) -> Response {
+    let req: ExpireWatches = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => {
+            return bad(format!(
+                "expected {{\"resource\":\"pods\",\"count\":N}}: {e}"
+            ));
+        }
+    };
+    let Some(resource) = Resource::from_plural(&req.resource) else {
+        return bad(format!("unknown resource {:?}", req.resource));
+    };
+    s.faults.expire_next_watches(resource, req.count);
+    Json(s.faults.to_json()).into_response()
+}
+
 async fn get_violations(State(s): State<AdminState>) -> Json<serde_json::Value> {
     Json(json!({
         "revision": s.store.current_revision(),
@@ -70,6 +97,8 @@ pub fn router(state: AdminState) -> Router {
     Router::new()
         .route("/faults", get(get_faults))
         .route("/faults/watch-delay", put(put_watch_delay))
+        .route("/faults/drop-watches", post(post_drop_watches))
+        .route("/faults/expire-watches", put(put_expire_watches))
         .route("/oracle", get(get_violations))
         .route("/healthz", get(|| async { "ok" }))
         .with_state(state)

@@ -1,4 +1,5 @@
-//! Fault injection settings that can change while the server runs (per-resource watch delay).
+//! Fault injection settings that can change while the server runs: per-resource watch delay,
+//! dropped watch connections, and a forced `410 Gone` on the next watches.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -11,6 +12,8 @@ use crate::resource::Resource;
 #[derive(Debug)]
 pub struct Faults {
     watch_delay_micros: [AtomicU64; Resource::ALL.len()],
+    expire_next_watches: [AtomicU64; Resource::ALL.len()],
+    drop_epoch: AtomicU64,
     changed: watch::Sender<u64>,
 }
 
@@ -18,6 +21,8 @@ impl Default for Faults {
     fn default() -> Self {
         Faults {
             watch_delay_micros: std::array::from_fn(|_| AtomicU64::new(0)),
+            expire_next_watches: std::array::from_fn(|_| AtomicU64::new(0)),
+            drop_epoch: AtomicU64::new(0),
             changed: watch::Sender::new(0),
         }
     }
@@ -36,6 +41,31 @@ impl Faults {
         Duration::from_micros(self.watch_delay_micros[resource.index()].load(Ordering::Relaxed))
     }
 
+    /// Closes every open watch connection (of every resource), as a restarted API server or a
+    /// broken load balancer would. Clients reconnect from their last resourceVersion.
+    pub fn drop_watches(&self) {
+        self.drop_epoch.fetch_add(1, Ordering::Relaxed);
+        self.changed.send_modify(|g| *g = g.wrapping_add(1));
+    }
+
+    /// How many times watches were dropped; a watch closes when this moves past what it saw.
+    pub fn drop_epoch(&self) -> u64 {
+        self.drop_epoch.load(Ordering::Relaxed)
+    }
+
+    /// The next `count` watches of `resource` that start from a resourceVersion get `410 Gone`
+    /// (reason `Expired`), as after a compaction: the client must relist.
+    pub fn expire_next_watches(&self, resource: Resource, count: u64) {
+        self.expire_next_watches[resource.index()].store(count, Ordering::Relaxed);
+    }
+
+    /// Takes one forced expiry for a watch of `resource`, if any is left.
+    pub fn take_forced_expiry(&self, resource: Resource) -> bool {
+        self.expire_next_watches[resource.index()]
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+            .is_ok()
+    }
+
     /// A receiver that is notified whenever a setting changes.
     pub fn subscribe(&self) -> watch::Receiver<u64> {
         self.changed.subscribe()
@@ -48,7 +78,16 @@ impl Faults {
             let millis = u64::try_from(self.watch_delay(r).as_millis()).unwrap_or(u64::MAX);
             delays.insert(r.plural().to_string(), serde_json::Value::from(millis));
         }
-        serde_json::json!({ "watchDelayMillis": delays })
+        let mut expiries = serde_json::Map::new();
+        for r in Resource::ALL {
+            let left = self.expire_next_watches[r.index()].load(Ordering::Relaxed);
+            expiries.insert(r.plural().to_string(), serde_json::Value::from(left));
+        }
+        serde_json::json!({
+            "watchDelayMillis": delays,
+            "expireNextWatches": expiries,
+            "watchDropEpoch": self.drop_epoch(),
+        })
     }
 }
 
@@ -65,5 +104,24 @@ mod tests {
         assert_eq!(f.watch_delay(Resource::ReplicaSets), Duration::ZERO);
         assert!(rx.has_changed().unwrap_or(false));
         assert_eq!(f.to_json()["watchDelayMillis"]["pods"], 250);
+    }
+
+    #[test]
+    fn forced_expiries_are_counted_down_per_resource() {
+        let f = Faults::default();
+        f.expire_next_watches(Resource::Pods, 2);
+        assert!(f.take_forced_expiry(Resource::Pods));
+        assert!(!f.take_forced_expiry(Resource::ReplicaSets));
+        assert!(f.take_forced_expiry(Resource::Pods));
+        assert!(!f.take_forced_expiry(Resource::Pods));
+    }
+
+    #[test]
+    fn dropping_watches_moves_the_epoch_and_notifies() {
+        let f = Faults::default();
+        let rx = f.subscribe();
+        f.drop_watches();
+        assert_eq!(f.drop_epoch(), 1);
+        assert!(rx.has_changed().unwrap_or(false));
     }
 }

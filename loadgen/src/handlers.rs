@@ -459,7 +459,7 @@ async fn list_or_watch(
         };
         if let WatchStart::After(r) = start {
             let compacted = app.store.compacted_revision();
-            if r < compacted {
+            if r < compacted || app.watch.faults.take_forced_expiry(resource) {
                 return Ok(json_response(
                     StatusCode::OK,
                     watch::expired_body(r, compacted),

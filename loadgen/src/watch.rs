@@ -127,6 +127,7 @@ async fn run(
     let ns = req.namespace.as_deref();
     let mut rev_rx = ctx.store.subscribe();
     let mut faults_rx = ctx.faults.subscribe();
+    let epoch = ctx.faults.drop_epoch();
     let send = |b: Bytes| {
         let tx = tx.clone();
         async move { tx.send(Ok(b)).await.is_ok() }
@@ -184,7 +185,7 @@ async fn run(
         let due = pending.front().map(|e| Instant::from_std(e.at) + delay);
         tokio::select! {
             changed = rev_rx.changed() => if changed.is_err() { return },
-            _ = faults_rx.changed() => {},
+            _ = faults_rx.changed() => if ctx.faults.drop_epoch() != epoch { return },
             _ = tokio::time::sleep_until(due.unwrap_or(deadline)), if due.is_some() => {},
             _ = ticker.tick(), if req.bookmarks => {
                 if !send(bookmark(r, through, false)).await { return }
