@@ -245,7 +245,10 @@ async fn demo(options: DemoOptions, io: tokio::runtime::Handle) -> Result<Summar
     }
     let stats = manager.stats().await;
     let summary = summarize(&stats, &server, started.elapsed(), consistency);
-    manager.stop();
+    let unanswered = manager.shutdown(Duration::from_secs(5)).await;
+    if unanswered > 0 {
+        tracing::warn!(unanswered, "writes still in flight at shutdown");
+    }
     server.shutdown().await;
     Ok(summary)
 }

@@ -218,11 +218,59 @@ impl Manager {
         }
     }
 
-    /// Stops informers and shard arbiters.
+    /// Stops informers and shard arbiters: no new work starts. Writes already sent go on.
     pub fn stop(self) {
         let _ = self.shutdown.send(true);
         for arbiter in &self.arbiters {
             arbiter.stop();
         }
+    }
+
+    /// Stops taking work, then waits up to `deadline` for the writes in flight to be answered.
+    /// Returns how many were still unanswered.
+    pub async fn shutdown(self, deadline: std::time::Duration) -> u64 {
+        let writes = self.writes.clone();
+        writes.stopping.store(true, Ordering::Relaxed);
+        self.stop();
+        let until = tokio::time::Instant::now() + deadline;
+        while writes.in_flight() > 0 && tokio::time::Instant::now() < until {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        writes.in_flight()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn client(io: &tokio::runtime::Runtime) -> Client {
+        let _guard = io.enter();
+        let uri: http::Uri = "http://127.0.0.1:9".parse().expect("static uri");
+        Client::try_from(kube::Config::new(uri)).expect("client")
+    }
+
+    #[test]
+    fn starting_outside_an_actix_system_is_an_error_not_a_panic() {
+        let io = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let result = Manager::start(&ManagerConfig::default(), client(&io), io.handle());
+        assert!(matches!(result, Err(StartError::NoSystem)));
+    }
+
+    #[test]
+    fn an_unknown_controller_is_rejected_before_anything_starts() {
+        let io = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let config = ManagerConfig {
+            controllers: vec!["cronjob".into()],
+            ..ManagerConfig::default()
+        };
+        let result = Manager::start(&config, client(&io), io.handle());
+        assert!(matches!(result, Err(StartError::UnknownController(name)) if name == "cronjob"));
     }
 }

@@ -35,6 +35,19 @@ pub struct WriteCounters {
     pub sent: AtomicU64,
     /// Writes that failed.
     pub failed: AtomicU64,
+    /// Writes answered (successfully or not).
+    pub finished: AtomicU64,
+    /// Set at shutdown: writes not sent yet are abandoned.
+    pub stopping: std::sync::atomic::AtomicBool,
+}
+
+impl WriteCounters {
+    /// Writes sent and not answered yet.
+    pub fn in_flight(&self) -> u64 {
+        self.sent
+            .load(Ordering::Relaxed)
+            .saturating_sub(self.finished.load(Ordering::Relaxed))
+    }
 }
 
 /// What every shard's writer shares: the client, the rate limit, the counters.
@@ -72,8 +85,13 @@ impl WriterPool {
                 let shard = shard.clone();
                 tokio::spawn(async move {
                     pool.limiter.acquire().await;
+                    if pool.counters.stopping.load(Ordering::Relaxed) {
+                        tracing::debug!(key = %request.owner, verb = request.action.verb(), "shutting down: write not sent");
+                        return;
+                    }
                     pool.counters.sent.fetch_add(1, Ordering::Relaxed);
                     let result = perform(&pool.client, &request.action).await;
+                    pool.counters.finished.fetch_add(1, Ordering::Relaxed);
                     if matches!(result, WriteResult::Failed(_)) {
                         pool.counters.failed.fetch_add(1, Ordering::Relaxed);
                     }

@@ -1,0 +1,74 @@
+//! The `tidemark` binary as a user runs it: start-up, the embedded demo, the summary JSON and the
+//! exit code, with protection on and off.
+
+use std::process::Command;
+
+fn run_embedded(extra: &[&str]) -> (i32, serde_json::Value) {
+    let dir = std::env::temp_dir().join(format!(
+        "tidemark-bin-{}-{}",
+        std::process::id(),
+        extra.len()
+    ));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let summary = dir.join("summary.json");
+    let status = Command::new(env!("CARGO_BIN_EXE_tidemark"))
+        .args([
+            "run",
+            "--embedded",
+            "--duration",
+            "12",
+            "--demo-replicasets",
+            "6",
+        ])
+        .args(["--demo-pod-watch-delay-ms", "1500", "--summary-json"])
+        .arg(&summary)
+        .args(extra)
+        .env("RUST_LOG", "error")
+        .status()
+        .expect("tidemark runs");
+    let json = std::fs::read(&summary).expect("summary written");
+    let _ = std::fs::remove_dir_all(&dir);
+    (
+        status.code().unwrap_or(-1),
+        serde_json::from_slice(&json).expect("summary is JSON"),
+    )
+}
+
+#[test]
+fn the_embedded_demo_exits_zero_with_no_violation_and_converges() {
+    let (code, summary) = run_embedded(&[]);
+    assert_eq!(code, 0, "{summary}");
+    assert_eq!(summary["violations"], 0);
+    assert_eq!(summary["converged"], true);
+    assert!(summary["stale_sync_skips"].as_u64() > Some(0), "{summary}");
+    for field in ["reconciles", "writes"] {
+        assert!(summary[field].as_u64() > Some(0), "{field}: {summary}");
+    }
+}
+
+#[test]
+fn with_protection_off_the_demo_reports_violations_and_exits_non_zero() {
+    let (code, summary) = run_embedded(&["--feature-gates", "StaleControllerConsistency=false"]);
+    assert_eq!(code, 1, "{summary}");
+    assert!(summary["violations"].as_u64() > Some(0), "{summary}");
+    assert_eq!(summary["stale_sync_skips"], 0);
+}
+
+#[test]
+fn a_malformed_feature_gate_is_a_clear_error() {
+    let out = Command::new(env!("CARGO_BIN_EXE_tidemark"))
+        .args([
+            "run",
+            "--embedded",
+            "--feature-gates",
+            "StaleControllerConsistency=maybe",
+        ])
+        .output()
+        .expect("tidemark runs");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--feature-gates") && stderr.contains("Name=true|false"),
+        "{stderr}"
+    );
+}
