@@ -38,6 +38,17 @@ async fn setup(
     consistency: bool,
     replicas: i32,
 ) -> (ApiServer, Manager) {
+    setup_with(io, pod_delay, consistency, replicas, |_| {}).await
+}
+
+/// Like [`setup`], with `seed` run against the server before the manager starts.
+async fn setup_with(
+    io: &tokio::runtime::Handle,
+    pod_delay: Duration,
+    consistency: bool,
+    replicas: i32,
+    seed: impl FnOnce(&ApiServer),
+) -> (ApiServer, Manager) {
     let server = start_server(
         io,
         ServerConfig {
@@ -58,6 +69,7 @@ async fn setup(
             )
             .expect("seed");
     }
+    seed(&server);
     let gates = if consistency {
         ""
     } else {
@@ -204,29 +216,27 @@ fn one_parked_replicaset_does_not_slow_the_others() {
 #[test]
 fn a_pod_with_a_malformed_field_still_counts_and_is_not_replaced() {
     with_runtime(|io| async move {
-        let (server, manager) = setup(&io, Duration::ZERO, true, 0).await;
-        let owner = server
-            .get(Resource::ReplicaSets, DEMO_NAMESPACE, "rs-0")
-            .expect("rs-0");
-        let odd = serde_json::json!({
-            "apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": "rs-0-odd", "namespace": DEMO_NAMESPACE, "labels": {"app": "rs-0"},
-                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs-0",
-                    "uid": owner["metadata"]["uid"], "controller": true}]},
-            "spec": {"containers": [{"name": "web", "image": "pause"}]},
-        });
-        server
-            .create(Resource::Pods, DEMO_NAMESPACE, odd)
-            .expect("create odd pod");
-        server
-            .update_with(Resource::Pods, DEMO_NAMESPACE, "rs-0-odd", |pod| {
-                pod["status"] = serde_json::json!({"phase": "Running",
-                    "containerStatuses": [{"name": "web", "restartCount": "two"}]});
-            })
-            .expect("odd status");
-        server
-            .scale_replicaset(DEMO_NAMESPACE, "rs-0", 1)
-            .expect("scale");
+        // rs-0 wants one Pod and has one, whose status has a field of the wrong type. The
+        // manager starts after, so its first list meets the odd Pod.
+        let (server, manager) = setup_with(&io, Duration::ZERO, true, 0, |server| {
+            server.scale_replicaset(DEMO_NAMESPACE, "rs-0", 1).expect("scale");
+            let owner = server.get(Resource::ReplicaSets, DEMO_NAMESPACE, "rs-0").expect("rs-0");
+            let odd = serde_json::json!({
+                "apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": "rs-0-odd", "namespace": DEMO_NAMESPACE, "labels": {"app": "rs-0"},
+                    "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs-0",
+                        "uid": owner["metadata"]["uid"], "controller": true}]},
+                "spec": {"containers": [{"name": "web", "image": "pause"}]},
+            });
+            server.create(Resource::Pods, DEMO_NAMESPACE, odd).expect("create odd pod");
+            server
+                .update_with(Resource::Pods, DEMO_NAMESPACE, "rs-0-odd", |pod| {
+                    pod["status"] = serde_json::json!({"phase": "Running",
+                        "containerStatuses": [{"name": "web", "restartCount": "two"}]});
+                })
+                .expect("odd status");
+        })
+        .await;
         let settled = wait_converged(&server, Duration::from_secs(20)).await;
         let lenient = manager
             .informers()
