@@ -1,4 +1,4 @@
-//! Discovery documents (`/version`, `/api`, `/api/v1`, `/apis`, `/apis/apps/v1`) for standard clients.
+//! Discovery documents (`/version`, `/api`, `/api/v1`, `/apis`, `/apis/{group}/v1`) for standard clients.
 
 use serde_json::{Value, json};
 
@@ -21,6 +21,37 @@ pub fn version() -> Value {
         "minCompatibilityMajor": "1",
         "minCompatibilityMinor": "35",
     })
+}
+
+/// `/`: every path the server serves at the top.
+pub fn root_paths() -> Value {
+    let mut paths = vec![
+        "/api".to_string(),
+        "/api/v1".to_string(),
+        "/apis".to_string(),
+    ];
+    for r in Resource::ALL {
+        if !r.group().is_empty() {
+            let g = format!("/apis/{}", r.group());
+            let gv = format!("{g}/{}", r.version());
+            for p in [g, gv] {
+                if !paths.contains(&p) {
+                    paths.push(p);
+                }
+            }
+        }
+    }
+    for p in [
+        "/healthz",
+        "/livez",
+        "/openapi/v2",
+        "/openapi/v3",
+        "/readyz",
+        "/version",
+    ] {
+        paths.push(p.to_string());
+    }
+    json!({"paths": paths})
 }
 
 /// `/api`.
@@ -54,12 +85,12 @@ pub fn group(name: &str) -> Option<Value> {
 
 /// `/apis`.
 pub fn groups() -> Value {
-    let mut names: Vec<&str> = Resource::ALL
-        .iter()
-        .map(|r| r.group())
-        .filter(|g| !g.is_empty())
-        .collect();
-    names.dedup();
+    let mut names: Vec<&str> = Vec::new();
+    for r in Resource::ALL {
+        if !r.group().is_empty() && !names.contains(&r.group()) {
+            names.push(r.group());
+        }
+    }
     let groups: Vec<Value> = names
         .iter()
         .filter_map(|g| group(g))
@@ -85,23 +116,28 @@ pub fn resources(group: &str, version: &str) -> Option<Value> {
     }
     let mut list = Vec::new();
     for r in served {
-        list.push(json!({
+        let mut main = json!({
             "name": r.plural(),
             "singularName": r.singular(),
-            "namespaced": true,
+            "namespaced": r.namespaced(),
             "kind": r.kind(),
             "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
             "shortNames": r.short_names(),
-            "categories": ["all"],
-        }));
-        list.push(json!({
-            "name": format!("{}/status", r.plural()),
-            "singularName": "",
-            "namespaced": true,
-            "kind": r.kind(),
-            "verbs": ["get", "patch", "update"],
-        }));
-        if r == Resource::ReplicaSets {
+        });
+        if r.in_category_all() {
+            main["categories"] = json!(["all"]);
+        }
+        list.push(main);
+        if r.has_status() {
+            list.push(json!({
+                "name": format!("{}/status", r.plural()),
+                "singularName": "",
+                "namespaced": r.namespaced(),
+                "kind": r.kind(),
+                "verbs": ["get", "patch", "update"],
+            }));
+        }
+        if r.has_scale() {
             list.push(json!({
                 "name": format!("{}/scale", r.plural()),
                 "singularName": "",
@@ -128,14 +164,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_core_group_lists_pods_and_apps_lists_replicasets() {
+    fn the_core_group_lists_pods_and_apis_lists_every_group_once() {
         let core = resources("", "v1").unwrap();
         assert_eq!(core["resources"][0]["name"], "pods");
         assert_eq!(core["resources"][1]["name"], "pods/status");
         let apps = resources("apps", "v1").unwrap();
         assert_eq!(apps["groupVersion"], "apps/v1");
         assert_eq!(apps["resources"][0]["kind"], "ReplicaSet");
-        assert!(resources("batch", "v1").is_none());
-        assert_eq!(groups()["groups"][0]["name"], "apps");
+        assert!(resources("batch", "v1").is_some());
+        assert!(resources("policy", "v1").is_none());
+        let names: Vec<_> = groups()["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g["name"].clone())
+            .collect();
+        assert_eq!(names, ["apps", "batch", "coordination.k8s.io"]);
     }
 }

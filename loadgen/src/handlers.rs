@@ -10,13 +10,14 @@ use bytes::Bytes;
 use http::{HeaderMap, Method, StatusCode, header};
 use serde_json::Value;
 
+use crate::deletion::{DeleteOptions, Deleted, Propagation};
 use crate::discovery;
 use crate::list::{self, ContinueToken, ListRequest};
 use crate::resource::Resource;
 use crate::routes::{self, Route};
 use crate::selector::Selectors;
 use crate::status::ApiError;
-use crate::store::{Preconditions, Store, Subresource};
+use crate::store::{Preconditions, Store, Subresource, WriteOptions};
 use crate::watch::{self, WatchContext, WatchRequest, WatchStart};
 
 /// Request bodies larger than this are refused with 413 (as upstream's 3 MiB limit).
@@ -166,10 +167,7 @@ async fn dispatch(app: &App, req: Request) -> Result<Response, ApiError> {
     let ua = ua.as_deref();
     let is_get = method == Method::GET || method == Method::HEAD;
     match route {
-        Route::Root => Ok(value_response(
-            StatusCode::OK,
-            &serde_json::json!({"paths": ["/api", "/api/v1", "/apis", "/apis/apps", "/apis/apps/v1", "/healthz", "/livez", "/readyz", "/version"]}),
-        )),
+        Route::Root => Ok(value_response(StatusCode::OK, &discovery::root_paths())),
         Route::Version if is_get => Ok(value_response(StatusCode::OK, &discovery::version())),
         Route::Health if is_get => {
             let mut r = Response::new(Body::from("ok"));
@@ -196,11 +194,17 @@ async fn dispatch(app: &App, req: Request) -> Result<Response, ApiError> {
             let query = Query::parse(&parts.uri)?;
             match (method, &namespace) {
                 (Method::GET, _) => list_or_watch(app, resource, namespace, &query).await,
-                (Method::POST, Some(ns)) => {
+                (Method::POST, ns) if ns.is_some() || !resource.namespaced() => {
                     require_json(&parts.headers)?;
                     let body = parse_json(&read_body(body, &parts.headers).await?)?;
-                    let stored = app.store.create(resource, ns, body, ua)?;
-                    Ok(json_response(StatusCode::CREATED, stored.bytes.clone()))
+                    let (body, warning) = field_validation(resource, body, &query)?;
+                    let opts = WriteOptions::request(dry_run(&query)?);
+                    let ns = ns.as_deref().unwrap_or("");
+                    let stored = app.store.create_with(resource, ns, body, ua, opts)?;
+                    Ok(warn(
+                        json_response(StatusCode::CREATED, stored.bytes.clone()),
+                        warning,
+                    ))
                 }
                 (m, _) => Err(method_not_allowed(&m)),
             }
@@ -216,6 +220,7 @@ async fn dispatch(app: &App, req: Request) -> Result<Response, ApiError> {
             } else {
                 Subresource::Main
             };
+            let query = Query::parse(&parts.uri)?;
             match method {
                 Method::GET => app
                     .store
@@ -225,22 +230,37 @@ async fn dispatch(app: &App, req: Request) -> Result<Response, ApiError> {
                 Method::PUT => {
                     require_json(&parts.headers)?;
                     let body = parse_json(&read_body(body, &parts.headers).await?)?;
+                    let (body, warning) = field_validation(resource, body, &query)?;
+                    let opts = WriteOptions::request(dry_run(&query)?);
                     let stored = app
                         .store
-                        .update(resource, &namespace, &name, body, sub, ua)?;
-                    Ok(json_response(StatusCode::OK, stored.bytes.clone()))
+                        .update_opts(resource, &namespace, &name, body, sub, ua, opts)?;
+                    Ok(warn(
+                        json_response(StatusCode::OK, stored.bytes.clone()),
+                        warning,
+                    ))
                 }
                 Method::PATCH => {
                     let kind = content_type(&parts.headers).unwrap_or_default();
                     let patch = parse_patch_body(&kind, &read_body(body, &parts.headers).await?)?;
-                    patch_object(&app.store, resource, &namespace, &name, sub, &patch, ua)
-                        .map(|b| json_response(StatusCode::OK, b))
+                    let opts = WriteOptions::request(dry_run(&query)?);
+                    patch_object(
+                        &app.store, resource, &namespace, &name, sub, &patch, ua, opts,
+                    )
+                    .map(|b| json_response(StatusCode::OK, b))
                 }
                 Method::DELETE if !status => {
                     let raw = read_body(body, &parts.headers).await?;
-                    let pre = parse_delete_options(&raw)?;
-                    let stored = app.store.delete(resource, &namespace, &name, &pre, ua)?;
-                    Ok(json_response(StatusCode::OK, stored.bytes.clone()))
+                    let opts = parse_delete_options(&raw, &query)?;
+                    match app
+                        .store
+                        .delete_opts(resource, &namespace, &name, &opts, ua)?
+                    {
+                        Deleted::Gone(s) => Ok(json_response(StatusCode::OK, s.bytes.clone())),
+                        Deleted::Pending(s) => {
+                            Ok(json_response(StatusCode::ACCEPTED, s.bytes.clone()))
+                        }
+                    }
                 }
                 m => Err(method_not_allowed(&m)),
             }
@@ -334,18 +354,114 @@ pub fn scale_of(rs: &Value) -> Value {
     })
 }
 
-fn parse_delete_options(raw: &[u8]) -> Result<Preconditions, ApiError> {
-    if raw.iter().all(u8::is_ascii_whitespace) {
-        return Ok(Preconditions::default());
+/// `dryRun`: `All` or absent.
+fn dry_run(q: &Query) -> Result<bool, ApiError> {
+    match q.get("dryRun") {
+        None | Some("") => Ok(false),
+        Some("All") => Ok(true),
+        Some(other) => Err(ApiError::bad_request(format!(
+            "dryRun: Unsupported value: \"{other}\": supported values: \"All\""
+        ))),
     }
-    let v = parse_json(raw)?;
+}
+
+/// Applies `fieldValidation` to the top-level fields of `body`: `Strict` refuses unknown
+/// fields (400), `Warn` (the default) drops them with a warning, `Ignore` drops them.
+fn field_validation(
+    r: Resource,
+    mut body: Value,
+    q: &Query,
+) -> Result<(Value, Option<String>), ApiError> {
+    let mode = q.get("fieldValidation").unwrap_or("Warn");
+    if !matches!(mode, "Strict" | "Warn" | "Ignore" | "") {
+        return Err(ApiError::bad_request(format!(
+            "fieldValidation: Unsupported value: \"{mode}\": supported values: \"Ignore\", \"Strict\", \"Warn\""
+        )));
+    }
+    let known = r.top_level_fields();
+    let unknown: Vec<String> = body
+        .as_object()
+        .map(|m| {
+            m.keys()
+                .filter(|k| !known.contains(&k.as_str()))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    if unknown.is_empty() {
+        return Ok((body, None));
+    }
+    let described = unknown
+        .iter()
+        .map(|k| format!("unknown field \"{k}\""))
+        .collect::<Vec<_>>();
+    if mode == "Strict" {
+        return Err(ApiError::bad_request(format!(
+            "strict decoding error: {}",
+            described.join(", ")
+        )));
+    }
+    if let Some(m) = body.as_object_mut() {
+        for k in &unknown {
+            m.remove(k);
+        }
+    }
+    let warning = (mode != "Ignore").then(|| described.join(", "));
+    Ok((body, warning))
+}
+
+/// Adds a `Warning: 299 - "..."` header, as upstream does for dropped fields.
+fn warn(mut resp: Response, warning: Option<String>) -> Response {
+    if let Some(w) = warning {
+        let text = format!("299 - \"{}\"", w.replace('"', "'"));
+        if let Ok(v) = http::HeaderValue::from_str(&text) {
+            resp.headers_mut().append(header::WARNING, v);
+        }
+    }
+    resp
+}
+
+fn parse_delete_options(raw: &[u8], q: &Query) -> Result<DeleteOptions, ApiError> {
+    let v = if raw.iter().all(u8::is_ascii_whitespace) {
+        Value::Object(Default::default())
+    } else {
+        parse_json(raw)?
+    };
     if !v.is_object() {
         return Err(ApiError::bad_request("DeleteOptions must be a JSON object"));
     }
     let field = |f: &str| v["preconditions"][f].as_str().map(str::to_string);
-    Ok(Preconditions {
-        uid: field("uid"),
-        resource_version: field("resourceVersion"),
+    let grace = match (
+        v["gracePeriodSeconds"].as_i64(),
+        q.get("gracePeriodSeconds"),
+    ) {
+        (Some(g), _) => Some(g),
+        (None, Some(s)) if !s.is_empty() => Some(
+            s.parse::<i64>()
+                .map_err(|_| ApiError::bad_request("gracePeriodSeconds must be an integer"))?,
+        ),
+        _ => None,
+    };
+    let policy = v["propagationPolicy"]
+        .as_str()
+        .or_else(|| q.get("propagationPolicy"))
+        .filter(|s| !s.is_empty());
+    let propagation = match policy {
+        Some(p) => Some(Propagation::parse(p)?),
+        // The deprecated `orphanDependents: true` is Orphan.
+        None => (v["orphanDependents"].as_bool() == Some(true)).then_some(Propagation::Orphan),
+    };
+    let body_dry = v["dryRun"]
+        .as_array()
+        .is_some_and(|a| a.iter().any(|x| x == "All"));
+    Ok(DeleteOptions {
+        preconditions: Preconditions {
+            uid: field("uid"),
+            resource_version: field("resourceVersion"),
+        },
+        grace_period_seconds: grace,
+        propagation,
+        dry_run: body_dry || dry_run(q)?,
     })
 }
 
@@ -387,6 +503,7 @@ pub fn merge_patch(target: &mut Value, patch: &Value) {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn patch_object(
     store: &Store,
     r: Resource,
@@ -395,6 +512,7 @@ fn patch_object(
     sub: Subresource,
     patch: &Value,
     ua: Option<&str>,
+    opts: WriteOptions,
 ) -> Result<Bytes, ApiError> {
     let pinned = !patch["metadata"]["resourceVersion"].is_null();
     for _ in 0..16 {
@@ -403,7 +521,7 @@ fn patch_object(
             .ok_or_else(|| ApiError::not_found(r.plural(), name))?;
         let mut obj = current.value.clone();
         merge_patch(&mut obj, patch);
-        match store.update(r, ns, name, obj, sub, ua) {
+        match store.update_opts(r, ns, name, obj, sub, ua, opts) {
             Err(ApiError::Conflict { .. }) if !pinned => continue,
             other => return other.map(|s| s.bytes.clone()),
         }
@@ -417,7 +535,7 @@ async fn list_or_watch(
     namespace: Option<String>,
     q: &Query,
 ) -> Result<Response, ApiError> {
-    let selectors = Selectors::parse(q.get("labelSelector"), q.get("fieldSelector"))?;
+    let selectors = Selectors::parse_for(resource, q.get("labelSelector"), q.get("fieldSelector"))?;
     let rv = q.get("resourceVersion");
     if q.flag("watch") {
         let parsed = match rv {
@@ -523,9 +641,15 @@ mod tests {
 
     #[test]
     fn delete_options_preconditions_parse_and_garbage_is_rejected() {
-        let p = parse_delete_options(br#"{"preconditions":{"uid":"u"}}"#).unwrap();
-        assert_eq!(p.uid.as_deref(), Some("u"));
-        assert_eq!(parse_delete_options(b"").unwrap(), Preconditions::default());
-        assert_eq!(parse_delete_options(b"{nope").unwrap_err().code(), 400);
+        let q = Query(Vec::new());
+        let p = parse_delete_options(br#"{"preconditions":{"uid":"u"},"gracePeriodSeconds":0,"propagationPolicy":"Foreground"}"#, &q).unwrap();
+        assert_eq!(p.preconditions.uid.as_deref(), Some("u"));
+        assert_eq!(p.grace_period_seconds, Some(0));
+        assert_eq!(p.propagation, Some(Propagation::Foreground));
+        assert_eq!(
+            parse_delete_options(b"", &q).unwrap(),
+            DeleteOptions::default()
+        );
+        assert_eq!(parse_delete_options(b"{nope", &q).unwrap_err().code(), 400);
     }
 }

@@ -9,10 +9,11 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
+use crate::deletion::DeleteOptions;
 use crate::object::{meta_str, now_rfc3339};
 use crate::oracle::Verb;
 use crate::resource::Resource;
-use crate::store::{PodStarted, Store};
+use crate::store::{PodStarted, PodTerminating, Preconditions, Store};
 
 /// User agent of kubelet writes.
 pub const KUBELET_USER_AGENT: &str = "kubelet";
@@ -110,6 +111,46 @@ pub fn spawn(
             if result.is_ok() {
                 started += 1;
             }
+        }
+    })
+}
+
+/// Spawns the kubelet's termination loop: a Pod given a deletionTimestamp with a grace period
+/// is removed (grace period 0, uid precondition) after `min(grace, after)`, as a kubelet that
+/// stops its containers quickly does.
+pub fn spawn_terminator(
+    store: Arc<Store>,
+    mut rx: mpsc::UnboundedReceiver<PodTerminating>,
+    after: Duration,
+    mut shutdown: watch::Receiver<bool>,
+) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        loop {
+            let next = tokio::select! {
+                n = rx.recv() => n,
+                _ = shutdown.changed() => None,
+            };
+            let Some(pod) = next else { return };
+            let store = store.clone();
+            let mut stop = shutdown.clone();
+            let wait = pod.grace.min(after);
+            tokio::spawn(async move {
+                tokio::select! {
+                    _ = tokio::time::sleep(wait) => {},
+                    _ = stop.changed() => return,
+                }
+                let opts = DeleteOptions {
+                    preconditions: Preconditions {
+                        uid: Some(pod.uid.clone()),
+                        resource_version: None,
+                    },
+                    grace_period_seconds: Some(0),
+                    ..DeleteOptions::default()
+                };
+                let (ns, name) = &pod.key;
+                let _ =
+                    store.delete_opts(Resource::Pods, ns, name, &opts, Some(KUBELET_USER_AGENT));
+            });
         }
     })
 }

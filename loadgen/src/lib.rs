@@ -19,8 +19,10 @@
 //! - There is no OpenAPI document: `kubectl create -f` needs `--validate=false`.
 
 pub mod admin;
+pub mod deletion;
 pub mod discovery;
 pub mod faults;
+pub mod gc;
 pub mod handlers;
 pub mod kubeconfig;
 pub mod kubelet;
@@ -33,6 +35,7 @@ pub mod selector;
 pub mod server;
 pub mod status;
 pub mod store;
+pub mod validation;
 pub mod watch;
 
 pub use faults::Faults;

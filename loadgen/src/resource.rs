@@ -9,58 +9,230 @@ pub enum Resource {
     Pods,
     /// apps/v1 `replicasets`.
     ReplicaSets,
+    /// core/v1 `nodes` (cluster-scoped).
+    Nodes,
+    /// core/v1 `namespaces` (cluster-scoped).
+    Namespaces,
+    /// core/v1 `persistentvolumeclaims`.
+    PersistentVolumeClaims,
+    /// core/v1 `events`.
+    Events,
+    /// apps/v1 `daemonsets`.
+    DaemonSets,
+    /// apps/v1 `statefulsets`.
+    StatefulSets,
+    /// apps/v1 `controllerrevisions`.
+    ControllerRevisions,
+    /// batch/v1 `jobs`.
+    Jobs,
+    /// coordination.k8s.io/v1 `leases`.
+    Leases,
 }
+
+struct Info {
+    plural: &'static str,
+    singular: &'static str,
+    kind: &'static str,
+    list_kind: &'static str,
+    group: &'static str,
+    api_version: &'static str,
+    short_names: &'static [&'static str],
+    namespaced: bool,
+    status: bool,
+    scale: bool,
+    in_all: bool,
+    fields: &'static [&'static str],
+}
+
+const SPEC_STATUS: &[&str] = &["apiVersion", "kind", "metadata", "spec", "status"];
+const SPEC_ONLY: &[&str] = &["apiVersion", "kind", "metadata", "spec"];
 
 impl Resource {
     /// Every resource, in a fixed order (the order of [`Resource::index`]).
-    pub const ALL: [Resource; 2] = [Resource::Pods, Resource::ReplicaSets];
+    pub const ALL: [Resource; 11] = [
+        Resource::Pods,
+        Resource::ReplicaSets,
+        Resource::Nodes,
+        Resource::Namespaces,
+        Resource::PersistentVolumeClaims,
+        Resource::Events,
+        Resource::DaemonSets,
+        Resource::StatefulSets,
+        Resource::ControllerRevisions,
+        Resource::Jobs,
+        Resource::Leases,
+    ];
+
+    fn info(self) -> Info {
+        let base = |plural, singular, kind, list_kind, group, api_version| Info {
+            plural,
+            singular,
+            kind,
+            list_kind,
+            group,
+            api_version,
+            short_names: &[],
+            namespaced: true,
+            status: true,
+            scale: false,
+            in_all: false,
+            fields: SPEC_STATUS,
+        };
+        match self {
+            Resource::Pods => Info {
+                short_names: &["po"],
+                in_all: true,
+                ..base("pods", "pod", "Pod", "PodList", "", "v1")
+            },
+            Resource::ReplicaSets => Info {
+                short_names: &["rs"],
+                scale: true,
+                in_all: true,
+                ..base(
+                    "replicasets",
+                    "replicaset",
+                    "ReplicaSet",
+                    "ReplicaSetList",
+                    "apps",
+                    "apps/v1",
+                )
+            },
+            Resource::Nodes => Info {
+                short_names: &["no"],
+                namespaced: false,
+                ..base("nodes", "node", "Node", "NodeList", "", "v1")
+            },
+            Resource::Namespaces => Info {
+                short_names: &["ns"],
+                namespaced: false,
+                ..base(
+                    "namespaces",
+                    "namespace",
+                    "Namespace",
+                    "NamespaceList",
+                    "",
+                    "v1",
+                )
+            },
+            Resource::PersistentVolumeClaims => Info {
+                short_names: &["pvc"],
+                ..base(
+                    "persistentvolumeclaims",
+                    "persistentvolumeclaim",
+                    "PersistentVolumeClaim",
+                    "PersistentVolumeClaimList",
+                    "",
+                    "v1",
+                )
+            },
+            Resource::Events => Info {
+                short_names: &["ev"],
+                status: false,
+                fields: &[
+                    "apiVersion",
+                    "kind",
+                    "metadata",
+                    "involvedObject",
+                    "reason",
+                    "message",
+                    "source",
+                    "firstTimestamp",
+                    "lastTimestamp",
+                    "count",
+                    "type",
+                    "eventTime",
+                    "series",
+                    "action",
+                    "related",
+                    "reportingComponent",
+                    "reportingInstance",
+                ],
+                ..base("events", "event", "Event", "EventList", "", "v1")
+            },
+            Resource::DaemonSets => Info {
+                short_names: &["ds"],
+                in_all: true,
+                ..base(
+                    "daemonsets",
+                    "daemonset",
+                    "DaemonSet",
+                    "DaemonSetList",
+                    "apps",
+                    "apps/v1",
+                )
+            },
+            Resource::StatefulSets => Info {
+                short_names: &["sts"],
+                scale: true,
+                in_all: true,
+                ..base(
+                    "statefulsets",
+                    "statefulset",
+                    "StatefulSet",
+                    "StatefulSetList",
+                    "apps",
+                    "apps/v1",
+                )
+            },
+            Resource::ControllerRevisions => Info {
+                status: false,
+                fields: &["apiVersion", "kind", "metadata", "data", "revision"],
+                ..base(
+                    "controllerrevisions",
+                    "controllerrevision",
+                    "ControllerRevision",
+                    "ControllerRevisionList",
+                    "apps",
+                    "apps/v1",
+                )
+            },
+            Resource::Jobs => Info {
+                in_all: true,
+                ..base("jobs", "job", "Job", "JobList", "batch", "batch/v1")
+            },
+            Resource::Leases => Info {
+                status: false,
+                fields: SPEC_ONLY,
+                ..base(
+                    "leases",
+                    "lease",
+                    "Lease",
+                    "LeaseList",
+                    "coordination.k8s.io",
+                    "coordination.k8s.io/v1",
+                )
+            },
+        }
+    }
 
     /// A dense index, for per-resource arrays.
     pub fn index(self) -> usize {
-        match self {
-            Resource::Pods => 0,
-            Resource::ReplicaSets => 1,
-        }
+        self as usize
     }
 
     /// The plural resource name used in URLs, e.g. `pods`.
     pub fn plural(self) -> &'static str {
-        match self {
-            Resource::Pods => "pods",
-            Resource::ReplicaSets => "replicasets",
-        }
+        self.info().plural
     }
 
     /// The singular name, e.g. `pod`.
     pub fn singular(self) -> &'static str {
-        match self {
-            Resource::Pods => "pod",
-            Resource::ReplicaSets => "replicaset",
-        }
+        self.info().singular
     }
 
     /// The object kind, e.g. `Pod`.
     pub fn kind(self) -> &'static str {
-        match self {
-            Resource::Pods => "Pod",
-            Resource::ReplicaSets => "ReplicaSet",
-        }
+        self.info().kind
     }
 
     /// The kind of a list of these objects, e.g. `PodList`.
     pub fn list_kind(self) -> &'static str {
-        match self {
-            Resource::Pods => "PodList",
-            Resource::ReplicaSets => "ReplicaSetList",
-        }
+        self.info().list_kind
     }
 
     /// The API group, empty for the core group.
     pub fn group(self) -> &'static str {
-        match self {
-            Resource::Pods => "",
-            Resource::ReplicaSets => "apps",
-        }
+        self.info().group
     }
 
     /// The API version within the group, e.g. `v1`.
@@ -70,18 +242,38 @@ impl Resource {
 
     /// The `apiVersion` field of objects, e.g. `v1` or `apps/v1`.
     pub fn api_version(self) -> &'static str {
-        match self {
-            Resource::Pods => "v1",
-            Resource::ReplicaSets => "apps/v1",
-        }
+        self.info().api_version
     }
 
     /// Short names that kubectl accepts, e.g. `po`.
     pub fn short_names(self) -> &'static [&'static str] {
-        match self {
-            Resource::Pods => &["po"],
-            Resource::ReplicaSets => &["rs"],
-        }
+        self.info().short_names
+    }
+
+    /// Whether objects live in a namespace (false for Nodes and Namespaces).
+    pub fn namespaced(self) -> bool {
+        self.info().namespaced
+    }
+
+    /// Whether the kind has a `/status` subresource (and a `status` that the main resource
+    /// does not write).
+    pub fn has_status(self) -> bool {
+        self.info().status
+    }
+
+    /// Whether the kind has a `/scale` subresource.
+    pub fn has_scale(self) -> bool {
+        self.info().scale
+    }
+
+    /// Whether `kubectl get all` lists it (discovery category `all`).
+    pub fn in_category_all(self) -> bool {
+        self.info().in_all
+    }
+
+    /// The top-level fields of the kind's schema (for `fieldValidation`).
+    pub fn top_level_fields(self) -> &'static [&'static str] {
+        self.info().fields
     }
 
     /// Finds a resource from its group and plural name.
@@ -94,6 +286,11 @@ impl Resource {
     /// Finds a resource from its plural name alone.
     pub fn from_plural(plural: &str) -> Option<Resource> {
         Resource::ALL.into_iter().find(|r| r.plural() == plural)
+    }
+
+    /// Finds a resource from its kind, e.g. `Job` (for ownerReferences).
+    pub fn from_kind(kind: &str) -> Option<Resource> {
+        Resource::ALL.into_iter().find(|r| r.kind() == kind)
     }
 }
 
@@ -112,7 +309,10 @@ mod tests {
         for r in Resource::ALL {
             assert_eq!(Resource::from_group_plural(r.group(), r.plural()), Some(r));
             assert_eq!(Resource::ALL[r.index()], r);
+            assert_eq!(Resource::from_kind(r.kind()), Some(r));
         }
         assert_eq!(Resource::from_group_plural("", "replicasets"), None);
+        assert!(!Resource::Nodes.namespaced());
+        assert!(Resource::StatefulSets.has_scale());
     }
 }

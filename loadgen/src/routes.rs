@@ -31,7 +31,7 @@ pub enum Route {
         /// The namespace, if namespaced.
         namespace: Option<String>,
     },
-    /// One object, or its `/status` subresource.
+    /// One object, or its `/status` subresource (`namespace` is empty for cluster-scoped kinds).
     Object {
         /// The resource.
         resource: Resource,
@@ -42,9 +42,9 @@ pub enum Route {
         /// Whether the path ends in `/status`.
         status: bool,
     },
-    /// The `/scale` subresource of a ReplicaSet.
+    /// The `/scale` subresource of a ReplicaSet or StatefulSet.
     Scale {
-        /// The resource (only ReplicaSets have one).
+        /// The resource (only ReplicaSets and StatefulSets have one).
         resource: Resource,
         /// The namespace.
         namespace: String,
@@ -70,6 +70,21 @@ pub fn parse(path: &str) -> Option<Route> {
     let known = |plural: &str| {
         Resource::from_group_plural(group, plural).filter(|r| r.version() == version)
     };
+    let namespaced = |plural: &str| known(plural).filter(|r| r.namespaced());
+    let cluster = |plural: &str| known(plural).filter(|r| !r.namespaced());
+    let object = |resource: Resource, ns: &str, name: &str, status: bool| Route::Object {
+        resource,
+        namespace: ns.to_string(),
+        name: name.to_string(),
+        status,
+    };
+    let scale = |resource: Resource, ns: &str, name: &str| {
+        resource.has_scale().then(|| Route::Scale {
+            resource,
+            namespace: ns.to_string(),
+            name: name.to_string(),
+        })
+    };
     match rest {
         [] => Some(Route::Resources {
             group: group.to_string(),
@@ -79,29 +94,23 @@ pub fn parse(path: &str) -> Option<Route> {
             resource,
             namespace: None,
         }),
-        ["namespaces", ns, plural] => known(plural).map(|resource| Route::Collection {
-            resource,
-            namespace: Some((*ns).to_string()),
-        }),
-        ["namespaces", ns, plural, name] => known(plural).map(|resource| Route::Object {
-            resource,
-            namespace: (*ns).to_string(),
-            name: (*name).to_string(),
-            status: false,
-        }),
-        ["namespaces", ns, plural, name, "status"] => known(plural).map(|resource| Route::Object {
-            resource,
-            namespace: (*ns).to_string(),
-            name: (*name).to_string(),
-            status: true,
-        }),
-        ["namespaces", ns, plural, name, "scale"] => known(plural)
-            .filter(|r| *r == Resource::ReplicaSets)
-            .map(|resource| Route::Scale {
+        ["namespaces", ns, plural] if namespaced(plural).is_some() => {
+            namespaced(plural).map(|resource| Route::Collection {
                 resource,
-                namespace: (*ns).to_string(),
-                name: (*name).to_string(),
-            }),
+                namespace: Some((*ns).to_string()),
+            })
+        }
+        ["namespaces", ns, plural, name] => namespaced(plural).map(|r| object(r, ns, name, false)),
+        ["namespaces", ns, plural, name, "status"] => namespaced(plural)
+            .filter(|r| r.has_status())
+            .map(|r| object(r, ns, name, true)),
+        ["namespaces", ns, plural, name, "scale"] => {
+            namespaced(plural).and_then(|r| scale(r, ns, name))
+        }
+        [plural, name] => cluster(plural).map(|r| object(r, "", name, false)),
+        [plural, name, "status"] => cluster(plural)
+            .filter(|r| r.has_status())
+            .map(|r| object(r, "", name, true)),
         _ => None,
     }
 }
@@ -139,5 +148,36 @@ mod tests {
             })
         );
         assert_eq!(parse("/nope"), None);
+        assert_eq!(
+            parse("/api/v1/namespaces/kube-system"),
+            Some(Route::Object {
+                resource: Resource::Namespaces,
+                namespace: "".into(),
+                name: "kube-system".into(),
+                status: false
+            })
+        );
+        assert_eq!(
+            parse("/api/v1/nodes/n1/status"),
+            Some(Route::Object {
+                resource: Resource::Nodes,
+                namespace: "".into(),
+                name: "n1".into(),
+                status: true
+            })
+        );
+        assert_eq!(
+            parse("/api/v1/namespaces"),
+            Some(Route::Collection {
+                resource: Resource::Namespaces,
+                namespace: None
+            })
+        );
+        assert_eq!(parse("/api/v1/namespaces/ns/nodes"), None);
+        assert_eq!(parse("/api/v1/pods/a"), None);
+        assert!(matches!(
+            parse("/apis/apps/v1/namespaces/ns/statefulsets/s/scale"),
+            Some(Route::Scale { .. })
+        ));
     }
 }

@@ -2,6 +2,7 @@
 
 use serde_json::Value;
 
+use crate::resource::Resource;
 use crate::status::ApiError;
 
 /// One requirement of a label selector.
@@ -180,6 +181,10 @@ pub enum Field {
     Name,
     /// `metadata.namespace`.
     Namespace,
+    /// `spec.nodeName` (Pods only).
+    NodeName,
+    /// `status.phase` (Pods only).
+    Phase,
 }
 
 /// A parsed field selector: equality and inequality on supported fields.
@@ -191,7 +196,14 @@ pub struct FieldSelector {
 
 impl FieldSelector {
     /// Parses the `fieldSelector` query parameter; unsupported fields are a 400.
+    /// Only `metadata.name` and `metadata.namespace` are known without a resource.
     pub fn parse(s: &str) -> Result<Self, ApiError> {
+        Self::parse_for(None, s)
+    }
+
+    /// Parses a field selector for `resource`: Pods also support `spec.nodeName` and
+    /// `status.phase`, as upstream's field label conversion does.
+    pub fn parse_for(resource: Option<Resource>, s: &str) -> Result<Self, ApiError> {
         let mut terms = Vec::new();
         if s.trim().is_empty() {
             return Ok(FieldSelector { terms });
@@ -212,6 +224,8 @@ impl FieldSelector {
             let field = match k.trim() {
                 "metadata.name" => Field::Name,
                 "metadata.namespace" => Field::Namespace,
+                "spec.nodeName" if resource == Some(Resource::Pods) => Field::NodeName,
+                "status.phase" if resource == Some(Resource::Pods) => Field::Phase,
                 other => {
                     return Err(ApiError::bad_request(format!(
                         "field label not supported: {other}"
@@ -229,6 +243,8 @@ impl FieldSelector {
             let actual = match f {
                 Field::Name => obj["metadata"]["name"].as_str().unwrap_or(""),
                 Field::Namespace => obj["metadata"]["namespace"].as_str().unwrap_or(""),
+                Field::NodeName => obj["spec"]["nodeName"].as_str().unwrap_or(""),
+                Field::Phase => obj["status"]["phase"].as_str().unwrap_or(""),
             };
             (actual == v) == *eq
         })
@@ -250,6 +266,18 @@ impl Selectors {
         Ok(Selectors {
             labels: LabelSelector::parse(labels.unwrap_or(""))?,
             fields: FieldSelector::parse(fields.unwrap_or(""))?,
+        })
+    }
+
+    /// Parses both selectors for `resource` (which decides the supported field labels).
+    pub fn parse_for(
+        resource: Resource,
+        labels: Option<&str>,
+        fields: Option<&str>,
+    ) -> Result<Self, ApiError> {
+        Ok(Selectors {
+            labels: LabelSelector::parse(labels.unwrap_or(""))?,
+            fields: FieldSelector::parse_for(Some(resource), fields.unwrap_or(""))?,
         })
     }
 

@@ -38,6 +38,9 @@ pub struct ServerConfig {
     pub kubelet_ready_after: Duration,
     /// How many fake nodes the kubelet binds Pods to (default 3).
     pub node_count: usize,
+    /// How long the kubelet takes to stop a Pod given a grace period, at most the grace
+    /// period itself (default 200 ms).
+    pub pod_termination_after: Duration,
     /// Watch delays in force from the start.
     pub watch_delays: Vec<(Resource, Duration)>,
 }
@@ -53,6 +56,7 @@ impl Default for ServerConfig {
             kubelet_enabled: true,
             kubelet_ready_after: Duration::from_millis(300),
             node_count: 3,
+            pod_termination_after: Duration::from_millis(200),
             watch_delays: Vec::new(),
         }
     }
@@ -119,6 +123,13 @@ pub async fn start(config: ServerConfig) -> Result<ApiServer, ServerError> {
         (None, None)
     };
     let store = Arc::new(Store::new(config.compaction_window, kubelet_tx));
+    let terminations = if config.kubelet_enabled {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let _ = store.terminations.set(tx);
+        Some(rx)
+    } else {
+        None
+    };
     let faults = Arc::new(Faults::default());
     for (r, d) in &config.watch_delays {
         faults.set_watch_delay(*r, *d);
@@ -141,6 +152,14 @@ pub async fn start(config: ServerConfig) -> Result<ApiServer, ServerError> {
         serve(listener, api, stop.clone()),
         serve(admin_listener, admin, stop.clone()),
     ];
+    if let Some(rx) = terminations {
+        tasks.push(kubelet::spawn_terminator(
+            store.clone(),
+            rx,
+            config.pod_termination_after,
+            stop.clone(),
+        ));
+    }
     if let Some(rx) = kubelet_rx {
         tasks.push(kubelet::spawn(
             store.clone(),

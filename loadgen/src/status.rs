@@ -2,6 +2,17 @@
 
 use serde_json::{Value, json};
 
+/// One entry of `Status.details.causes`: which field is wrong and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusCause {
+    /// Machine-readable reason, e.g. `FieldValueRequired`.
+    pub reason: String,
+    /// Human-readable message, e.g. `Required value`.
+    pub message: String,
+    /// The field path, e.g. `spec.containers[0].image`.
+    pub field: String,
+}
+
 /// A failed request, one variant per `Status` reason the server uses.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ApiError {
@@ -50,6 +61,8 @@ pub enum ApiError {
         name: String,
         /// Human-readable message.
         message: String,
+        /// The fields at fault (`details.causes`).
+        causes: Vec<StatusCause>,
     },
     /// 400: the request is malformed.
     #[error("{message}")]
@@ -141,6 +154,25 @@ impl ApiError {
             kind: kind.to_string(),
             name: name.to_string(),
             message: format!("{kind} \"{name}\" is invalid: {why}"),
+            causes: Vec::new(),
+        }
+    }
+
+    /// 422 Invalid with one cause per field at fault, worded as upstream.
+    pub fn invalid_causes(kind: &str, name: &str, causes: Vec<StatusCause>) -> Self {
+        let parts: Vec<String> = causes
+            .iter()
+            .map(|c| format!("{}: {}", c.field, c.message))
+            .collect();
+        let why = match parts.as_slice() {
+            [one] => one.clone(),
+            many => format!("[{}]", many.join(", ")),
+        };
+        ApiError::Invalid {
+            kind: kind.to_string(),
+            name: name.to_string(),
+            message: format!("{kind} \"{name}\" is invalid: {why}"),
+            causes,
         }
     }
 
@@ -198,8 +230,16 @@ impl ApiError {
         let details = match self {
             ApiError::NotFound { kind, name, .. }
             | ApiError::AlreadyExists { kind, name, .. }
-            | ApiError::Conflict { kind, name, .. }
-            | ApiError::Invalid { kind, name, .. } => Some(json!({"name": name, "kind": kind})),
+            | ApiError::Conflict { kind, name, .. } => Some(json!({"name": name, "kind": kind})),
+            ApiError::Invalid {
+                kind, name, causes, ..
+            } => {
+                let causes: Vec<Value> = causes
+                    .iter()
+                    .map(|c| json!({"reason": c.reason, "message": c.message, "field": c.field}))
+                    .collect();
+                Some(json!({"name": name, "kind": kind, "causes": causes}))
+            }
             _ => None,
         };
         if let (Some(d), Some(obj)) = (details, status.as_object_mut()) {

@@ -1,7 +1,7 @@
 //! The revisioned object store: one global revision counter, pre-encoded objects, an
 //! append-only event log (with each event's previous object) for watches and snapshots.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::ops::Bound;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -11,12 +11,11 @@ use parking_lot::Mutex;
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
-use crate::object::{
-    controller_uid, meta_mut, meta_str, now_rfc3339, random_suffix, random_uid, valid_name,
-};
+use crate::object::{meta_mut, meta_str, now_rfc3339, random_suffix, random_uid};
 use crate::oracle::{Oracle, ReplicaSetTruth, Verb, Violation, WriteRecord, desired_replicas};
 use crate::resource::Resource;
 use crate::status::ApiError;
+use crate::validation;
 
 /// An object's key: `(namespace, name)`. Ordered as the real server orders lists.
 pub type Key = (String, String);
@@ -33,7 +32,7 @@ pub struct Stored {
 }
 
 impl Stored {
-    fn encode(value: Value, rv: u64) -> Arc<Stored> {
+    pub(crate) fn encode(value: Value, rv: u64) -> Arc<Stored> {
         let bytes = Bytes::from(serde_json::to_vec(&value).unwrap_or_default());
         Arc::new(Stored { value, bytes, rv })
     }
@@ -120,27 +119,60 @@ pub enum LogRead {
 
 /// User agent of in-process writes.
 pub const LOADGEN_USER_AGENT: &str = "loadgen";
-/// User agent of garbage collector deletions.
-pub const GC_USER_AGENT: &str = "generic-garbage-collector";
+pub use crate::gc::GC_USER_AGENT;
 const MAX_LOG_READ: usize = 4096;
 
-struct Inner {
-    revision: u64,
-    objects: [BTreeMap<Key, Arc<Stored>>; Resource::ALL.len()],
+pub(crate) struct Inner {
+    pub(crate) revision: u64,
+    pub(crate) objects: [BTreeMap<Key, Arc<Stored>>; Resource::ALL.len()],
     /// Contiguous: `log[i].rev == compacted + 1 + i`.
     log: VecDeque<Arc<Event>>,
     /// The oldest revision whose state can be reconstructed; the log holds every later event.
     compacted: u64,
     window: u64,
     oracle: Oracle,
-    pods_by_owner: HashMap<String, BTreeSet<Key>>,
+    /// Dependents of every controlling owner, by the owner's uid.
+    pub(crate) dependents: crate::gc::Dependents,
+    /// Owners in Foreground deletion, by uid, waiting for their dependents to go.
+    pub(crate) foreground: std::collections::HashMap<String, (Resource, Key)>,
 }
 
 /// The store. All writes serialise on one short lock; commit order is revision order.
 pub struct Store {
-    inner: Mutex<Inner>,
+    pub(crate) inner: Mutex<Inner>,
     revision_tx: watch::Sender<u64>,
     kubelet: Option<mpsc::UnboundedSender<PodStarted>>,
+    pub(crate) terminations: std::sync::OnceLock<mpsc::UnboundedSender<PodTerminating>>,
+}
+
+/// How a write is carried out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriteOptions {
+    /// `dryRun=All`: validate and return the result without storing it or taking a revision.
+    pub dry_run: bool,
+    /// Validate the object as upstream does (requests over HTTP); in-process writes skip it.
+    pub validate: bool,
+}
+
+impl WriteOptions {
+    /// The options of a request over HTTP: validated, dry run as asked.
+    pub fn request(dry_run: bool) -> WriteOptions {
+        WriteOptions {
+            dry_run,
+            validate: true,
+        }
+    }
+}
+
+/// A Pod that got a deletionTimestamp with a grace period: the kubelet emulation removes it.
+#[derive(Debug, Clone)]
+pub struct PodTerminating {
+    /// Namespace and name.
+    pub key: Key,
+    /// The Pod's uid.
+    pub uid: String,
+    /// The grace period granted.
+    pub grace: Duration,
 }
 
 impl std::fmt::Debug for Store {
@@ -190,7 +222,7 @@ fn check_body(r: Resource, ns: &str, obj: &Value) -> Result<(), ApiError> {
     }
     check_type_meta(r, obj)?;
     let body_ns = meta_str(obj, "namespace");
-    if !body_ns.is_empty() && body_ns != ns {
+    if r.namespaced() && !body_ns.is_empty() && body_ns != ns {
         return Err(ApiError::bad_request(
             "the namespace of the provided object does not match the namespace sent on the request",
         ));
@@ -198,10 +230,98 @@ fn check_body(r: Resource, ns: &str, obj: &Value) -> Result<(), ApiError> {
     Ok(())
 }
 
-fn status_on_create(r: Resource) -> Value {
+/// The status a new object starts with; `given` is the status in the request body.
+fn status_on_create(r: Resource, given: Option<Value>) -> Option<Value> {
+    use serde_json::json;
     match r {
-        Resource::Pods => serde_json::json!({"phase": "Pending"}),
-        Resource::ReplicaSets => serde_json::json!({"replicas": 0}),
+        Resource::Pods => Some(json!({"phase": "Pending"})),
+        Resource::ReplicaSets => Some(json!({"replicas": 0})),
+        Resource::StatefulSets => Some(json!({"replicas": 0, "availableReplicas": 0})),
+        Resource::DaemonSets => Some(json!({
+            "currentNumberScheduled": 0,
+            "numberMisscheduled": 0,
+            "desiredNumberScheduled": 0,
+            "numberReady": 0,
+        })),
+        Resource::Jobs => Some(json!({})),
+        Resource::PersistentVolumeClaims => Some(json!({"phase": "Pending"})),
+        Resource::Namespaces => Some(json!({"phase": "Active"})),
+        // A kubelet registers its Node with a status; kinds without a status keep the body.
+        Resource::Nodes | Resource::Events | Resource::ControllerRevisions | Resource::Leases => {
+            given
+        }
+    }
+}
+
+fn spec_mut(obj: &mut Value) -> &mut serde_json::Map<String, Value> {
+    if !obj["spec"].is_object() {
+        obj["spec"] = Value::Object(Default::default());
+    }
+    match &mut obj["spec"] {
+        Value::Object(m) => m,
+        _ => unreachable!("replaced above"),
+    }
+}
+
+/// Server-side defaults applied on create, as upstream's defaulting functions do.
+fn apply_defaults(r: Resource, obj: &mut Value, uid: &str, name: &str) {
+    match r {
+        Resource::ReplicaSets | Resource::StatefulSets => {
+            let spec = spec_mut(obj);
+            if spec.get("replicas").is_none_or(Value::is_null) {
+                spec.insert("replicas".into(), Value::from(1));
+            }
+        }
+        Resource::Jobs => {
+            let spec = spec_mut(obj);
+            if spec.get("parallelism").is_none_or(Value::is_null) {
+                spec.insert("parallelism".into(), Value::from(1));
+                if spec.get("completions").is_none_or(Value::is_null) {
+                    spec.insert("completions".into(), Value::from(1));
+                }
+            }
+            spec.entry("backoffLimit").or_insert(Value::from(6));
+            spec.entry("completionMode")
+                .or_insert(Value::from("NonIndexed"));
+            spec.entry("suspend").or_insert(Value::from(false));
+            let manual = spec.get("manualSelector").and_then(Value::as_bool) == Some(true);
+            if !manual {
+                // Upstream generates the selector from the Job's uid and labels the template.
+                spec.insert(
+                    "selector".into(),
+                    serde_json::json!({"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}),
+                );
+                let template = spec
+                    .entry("template")
+                    .or_insert_with(|| Value::Object(Default::default()));
+                let tmeta = meta_mut(template);
+                let tl = tmeta
+                    .entry("labels")
+                    .or_insert_with(|| Value::Object(Default::default()));
+                if let Value::Object(tl) = tl {
+                    for (k, v) in [
+                        ("batch.kubernetes.io/controller-uid", uid),
+                        ("batch.kubernetes.io/job-name", name),
+                        ("controller-uid", uid),
+                        ("job-name", name),
+                    ] {
+                        tl.insert(k.into(), Value::from(v));
+                    }
+                }
+            }
+        }
+        Resource::Namespaces => {
+            spec_mut(obj)
+                .entry("finalizers")
+                .or_insert(serde_json::json!(["kubernetes"]));
+            let labels = meta_mut(obj)
+                .entry("labels")
+                .or_insert_with(|| Value::Object(Default::default()));
+            if let Value::Object(l) = labels {
+                l.insert("kubernetes.io/metadata.name".into(), Value::from(name));
+            }
+        }
+        _ => {}
     }
 }
 
@@ -225,6 +345,7 @@ fn carry_metadata(new: &mut Value, stored: &Value, bump: bool) {
         "uid",
         "creationTimestamp",
         "deletionTimestamp",
+        "deletionGracePeriodSeconds",
         "name",
         "namespace",
     ] {
@@ -256,10 +377,12 @@ impl Store {
                 compacted: 1,
                 window: window.max(1),
                 oracle: Oracle::default(),
-                pods_by_owner: HashMap::new(),
+                dependents: Default::default(),
+                foreground: Default::default(),
             }),
             revision_tx: watch::Sender::new(1),
             kubelet,
+            terminations: std::sync::OnceLock::new(),
         }
     }
 
@@ -291,96 +414,102 @@ impl Store {
         &self,
         r: Resource,
         ns: &str,
+        obj: Value,
+        user_agent: Option<&str>,
+    ) -> Result<Arc<Stored>, ApiError> {
+        self.create_with(r, ns, obj, user_agent, WriteOptions::default())
+    }
+
+    /// [`Store::create`] with validation and dry run as `opts` ask.
+    pub fn create_with(
+        &self,
+        r: Resource,
+        ns: &str,
         mut obj: Value,
         user_agent: Option<&str>,
+        opts: WriteOptions,
     ) -> Result<Arc<Stored>, ApiError> {
         check_body(r, ns, &obj)?;
         let name = meta_str(&obj, "name").to_string();
         let generate = meta_str(&obj, "generateName").to_string();
-        if name.is_empty() && generate.is_empty() {
-            return Err(ApiError::invalid(
+        let causes = validation::validate_name(r, &obj);
+        if !causes.is_empty() {
+            return Err(ApiError::invalid_causes(
                 r.kind(),
-                "",
-                "metadata.name: Required value: name or generateName is required",
-            ));
-        }
-        if !name.is_empty() && !valid_name(&name) {
-            return Err(ApiError::invalid(
-                r.kind(),
-                &name,
-                "metadata.name: Invalid value: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.'",
-            ));
-        }
-        if name.is_empty() && !valid_name(&format!("{generate}a")) {
-            return Err(ApiError::invalid(
-                r.kind(),
-                &generate,
-                "metadata.generateName: Invalid value: must be a valid name prefix",
+                if name.is_empty() { &generate } else { &name },
+                causes,
             ));
         }
         set_type_meta(r, &mut obj);
-        if let Some(m) = obj.as_object_mut() {
-            m.insert("status".into(), status_on_create(r));
-        }
-        if r == Resource::ReplicaSets && obj["spec"]["replicas"].is_null() {
-            if !obj["spec"].is_object() {
-                obj["spec"] = Value::Object(Default::default());
-            }
-            obj["spec"]["replicas"] = Value::from(1);
-        }
+        let given = take_status(&mut obj);
+        put_status(&mut obj, status_on_create(r, given));
         let uid = random_uid();
         {
             let meta = meta_mut(&mut obj);
-            meta.insert("namespace".into(), Value::from(ns));
+            if r.namespaced() {
+                meta.insert("namespace".into(), Value::from(ns));
+            } else {
+                meta.remove("namespace");
+            }
             meta.insert("uid".into(), Value::from(uid.clone()));
             meta.insert("creationTimestamp".into(), Value::from(now_rfc3339()));
             meta.insert("generation".into(), Value::from(1));
             meta.remove("resourceVersion");
             meta.remove("deletionTimestamp");
+            meta.remove("deletionGracePeriodSeconds");
             meta.remove("selfLink");
         }
-        let (stored, key) = {
-            let mut inner = self.inner.lock();
-            let key = if name.is_empty() {
-                let mut attempt = 0;
-                loop {
-                    let candidate = (ns.to_string(), format!("{generate}{}", random_suffix()));
-                    if !inner.objects[r.index()].contains_key(&candidate) {
-                        break candidate;
-                    }
-                    attempt += 1;
-                    if attempt > 8 {
-                        return Err(ApiError::already_exists(r.plural(), &candidate.1));
-                    }
+        let ns = if r.namespaced() { ns } else { "" };
+        for _ in 0..8 {
+            let key = (
+                ns.to_string(),
+                if name.is_empty() {
+                    format!("{generate}{}", random_suffix())
+                } else {
+                    name.clone()
+                },
+            );
+            let mut candidate = obj.clone();
+            meta_mut(&mut candidate).insert("name".into(), Value::from(key.1.clone()));
+            apply_defaults(r, &mut candidate, &uid, &key.1);
+            if opts.validate {
+                let causes = validation::validate(r, &candidate);
+                if !causes.is_empty() {
+                    return Err(ApiError::invalid_causes(r.kind(), &key.1, causes));
                 }
-            } else {
-                let key = (ns.to_string(), name);
+            }
+            let stored = {
+                let mut inner = self.inner.lock();
                 if inner.objects[r.index()].contains_key(&key) {
+                    if name.is_empty() {
+                        continue;
+                    }
                     return Err(ApiError::already_exists(r.plural(), &key.1));
                 }
-                key
+                if opts.dry_run {
+                    return Ok(Stored::encode(candidate, 0));
+                }
+                self.commit(
+                    &mut inner,
+                    r,
+                    Verb::Create,
+                    key.clone(),
+                    Some(candidate),
+                    user_agent,
+                )
             };
-            meta_mut(&mut obj).insert("name".into(), Value::from(key.1.clone()));
-            let stored = self.commit(
-                &mut inner,
-                r,
-                Verb::Create,
-                key.clone(),
-                Some(obj),
-                user_agent,
-            );
-            (stored, key)
-        };
-        if r == Resource::Pods
-            && let Some(k) = &self.kubelet
-        {
-            let _ = k.send(PodStarted {
-                key,
-                uid,
-                at: Instant::now(),
-            });
+            if r == Resource::Pods
+                && let Some(k) = &self.kubelet
+            {
+                let _ = k.send(PodStarted {
+                    key,
+                    uid,
+                    at: Instant::now(),
+                });
+            }
+            return Ok(stored);
         }
-        Ok(stored)
+        Err(ApiError::already_exists(r.plural(), &generate))
     }
 
     /// Replaces an object (PUT) with optimistic concurrency on `metadata.resourceVersion`.
@@ -389,9 +518,24 @@ impl Store {
         r: Resource,
         ns: &str,
         name: &str,
+        body: Value,
+        sub: Subresource,
+        user_agent: Option<&str>,
+    ) -> Result<Arc<Stored>, ApiError> {
+        self.update_opts(r, ns, name, body, sub, user_agent, WriteOptions::default())
+    }
+
+    /// [`Store::update`] with validation and dry run as `opts` ask.
+    #[allow(clippy::too_many_arguments)]
+    pub fn update_opts(
+        &self,
+        r: Resource,
+        ns: &str,
+        name: &str,
         mut body: Value,
         sub: Subresource,
         user_agent: Option<&str>,
+        opts: WriteOptions,
     ) -> Result<Arc<Stored>, ApiError> {
         check_body(r, ns, &body)?;
         let body_name = meta_str(&body, "name");
@@ -401,6 +545,7 @@ impl Store {
             )));
         }
         let wanted_rv = meta_str(&body, "resourceVersion").to_string();
+        let ns = if r.namespaced() { ns } else { "" };
         let mut inner = self.inner.lock();
         let key = (ns.to_string(), name.to_string());
         let Some(stored) = inner.objects[r.index()].get(&key).cloned() else {
@@ -409,11 +554,16 @@ impl Store {
         if !wanted_rv.is_empty() && wanted_rv != stored.rv.to_string() {
             return Err(ApiError::conflict_modified(r.plural(), name));
         }
-        let new = match sub {
-            Subresource::Main => {
+        let mut new = match sub {
+            Subresource::Main if r.has_status() => {
                 set_type_meta(r, &mut body);
                 take_status(&mut body);
                 put_status(&mut body, stored.value.get("status").cloned());
+                carry_metadata(&mut body, &stored.value, true);
+                body
+            }
+            Subresource::Main => {
+                set_type_meta(r, &mut body);
                 carry_metadata(&mut body, &stored.value, true);
                 body
             }
@@ -424,6 +574,16 @@ impl Store {
                 new
             }
         };
+        if opts.validate {
+            let causes = validation::validate(r, &new);
+            if !causes.is_empty() {
+                return Err(ApiError::invalid_causes(r.kind(), name, causes));
+            }
+        }
+        if opts.dry_run {
+            set_rv(&mut new, stored.rv);
+            return Ok(Stored::encode(new, stored.rv));
+        }
         let verb = match sub {
             Subresource::Main => Verb::Update,
             Subresource::Status => Verb::UpdateStatus,
@@ -468,6 +628,7 @@ impl Store {
         bump_generation: bool,
         user_agent: Option<&str>,
     ) -> Result<Arc<Stored>, ApiError> {
+        let ns = if r.namespaced() { ns } else { "" };
         let mut inner = self.inner.lock();
         let key = (ns.to_string(), name.to_string());
         let Some(stored) = inner.objects[r.index()].get(&key).cloned() else {
@@ -480,65 +641,8 @@ impl Store {
         Ok(self.commit_if_changed(&mut inner, r, verb, key, new, &stored, user_agent))
     }
 
-    /// Deletes an object at once, checking preconditions; deleting a ReplicaSet also deletes
-    /// (at later revisions) the Pods it controls. Returns the last state at the deletion revision.
-    pub fn delete(
-        &self,
-        r: Resource,
-        ns: &str,
-        name: &str,
-        pre: &Preconditions,
-        user_agent: Option<&str>,
-    ) -> Result<Arc<Stored>, ApiError> {
-        let mut inner = self.inner.lock();
-        let key = (ns.to_string(), name.to_string());
-        let Some(stored) = inner.objects[r.index()].get(&key).cloned() else {
-            return Err(ApiError::not_found(r.plural(), name));
-        };
-        let uid = meta_str(&stored.value, "uid").to_string();
-        if let Some(want) = &pre.uid
-            && *want != uid
-        {
-            return Err(ApiError::conflict(
-                r.plural(),
-                name,
-                &format!(
-                    "Precondition failed: UID in precondition: {want}, UID in object meta: {uid}"
-                ),
-            ));
-        }
-        if let Some(want) = &pre.resource_version
-            && *want != stored.rv.to_string()
-        {
-            return Err(ApiError::conflict(
-                r.plural(),
-                name,
-                &format!(
-                    "Precondition failed: ResourceVersion in precondition: {want}, ResourceVersion in object meta: {}",
-                    stored.rv
-                ),
-            ));
-        }
-        let deleted = self.commit(&mut inner, r, Verb::Delete, key, None, user_agent);
-        if r == Resource::ReplicaSets
-            && let Some(pods) = inner.pods_by_owner.get(&uid).cloned()
-        {
-            for pod in pods {
-                self.commit(
-                    &mut inner,
-                    Resource::Pods,
-                    Verb::Delete,
-                    pod,
-                    None,
-                    Some(GC_USER_AGENT),
-                );
-            }
-        }
-        Ok(deleted)
-    }
-
     #[allow(clippy::too_many_arguments)]
-    fn commit_if_changed(
+    pub(crate) fn commit_if_changed(
         &self,
         inner: &mut Inner,
         r: Resource,
@@ -553,11 +657,15 @@ impl Store {
             // The real server skips no-op updates: no new revision, no event.
             return stored.clone();
         }
+        if crate::deletion::ready_to_remove(&new) {
+            // The last finalizer of an object being deleted is gone: remove it.
+            return self.remove(inner, r, key, Some(new), user_agent);
+        }
         self.commit(inner, r, verb, key, Some(new), user_agent)
     }
 
     /// Commits one write at the next revision. `new == None` deletes.
-    fn commit(
+    pub(crate) fn commit(
         &self,
         inner: &mut Inner,
         r: Resource,
@@ -597,27 +705,9 @@ impl Store {
             new_value,
             user_agent,
         );
-        if r == Resource::Pods {
-            let before = prev.as_ref().and_then(|p| controller_uid(&p.value));
-            let after = new_value.and_then(controller_uid);
-            if before != after || kind == EventType::Deleted {
-                if let Some(b) = before
-                    && let Some(set) = inner.pods_by_owner.get_mut(b)
-                {
-                    set.remove(&key);
-                    if set.is_empty() {
-                        inner.pods_by_owner.remove(b);
-                    }
-                }
-                if let Some(a) = after {
-                    inner
-                        .pods_by_owner
-                        .entry(a.to_string())
-                        .or_default()
-                        .insert(key.clone());
-                }
-            }
-        }
+        inner
+            .dependents
+            .track(r, &key, prev.as_ref().map(|p| &p.value), new_value);
         inner.log.push_back(Arc::new(Event {
             rev,
             resource: r,
@@ -821,7 +911,7 @@ mod tests {
     #[test]
     fn generate_name_creates_distinct_names() {
         let s = Store::new(100, None);
-        let mut names = BTreeSet::new();
+        let mut names = std::collections::BTreeSet::new();
         for _ in 0..50 {
             let p = s
                 .create(

@@ -218,12 +218,33 @@ async fn discovery_works_for_kube_rs() -> TestResult {
     let mut found = Vec::new();
     for group in discovery.groups() {
         for (ar, caps) in group.recommended_resources() {
-            assert_eq!(caps.scope, kube::discovery::Scope::Namespaced);
+            let cluster = matches!(ar.plural.as_str(), "nodes" | "namespaces");
+            let want = if cluster {
+                kube::discovery::Scope::Cluster
+            } else {
+                kube::discovery::Scope::Namespaced
+            };
+            assert_eq!(caps.scope, want, "{}", ar.plural);
             found.push(format!("{}/{}", ar.group, ar.plural));
         }
     }
     found.sort();
-    assert_eq!(found, ["/pods", "apps/replicasets"]);
+    assert_eq!(
+        found,
+        [
+            "/events",
+            "/namespaces",
+            "/nodes",
+            "/persistentvolumeclaims",
+            "/pods",
+            "apps/controllerrevisions",
+            "apps/daemonsets",
+            "apps/replicasets",
+            "apps/statefulsets",
+            "batch/jobs",
+            "coordination.k8s.io/leases",
+        ]
+    );
     let health = client
         .request_text(Request::get("/healthz").body(Vec::new())?)
         .await?;

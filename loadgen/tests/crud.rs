@@ -246,7 +246,7 @@ async fn malformed_bodies_give_400_status_not_a_crash() -> TestResult {
         ),
         (
             "GET",
-            "/api/v1/pods?fieldSelector=spec.nodeName%3Dx",
+            "/apis/apps/v1/replicasets?fieldSelector=spec.nodeName%3Dx",
             "application/json",
             Vec::new(),
             400,

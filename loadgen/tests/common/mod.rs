@@ -114,3 +114,27 @@ pub fn rv_of(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) 
         .and_then(|r| r.parse().ok())
         .unwrap_or(0)
 }
+
+/// Any typed object from JSON (test data; panics on a typo).
+pub fn typed<K: serde::de::DeserializeOwned>(v: serde_json::Value) -> K {
+    serde_json::from_value(v).expect("test object decodes")
+}
+
+/// A pod template labelled `app: name`.
+pub fn template(name: &str) -> serde_json::Value {
+    json!({
+        "metadata": {"labels": {"app": name}},
+        "spec": {"containers": [{"name": "app", "image": "registry.invalid/app:1"}]},
+    })
+}
+
+/// A server with the kubelet and fast termination, for graceful deletion.
+pub fn kubelet_config() -> ServerConfig {
+    ServerConfig {
+        kubelet_enabled: true,
+        kubelet_ready_after: Duration::from_millis(20),
+        pod_termination_after: Duration::from_millis(200),
+        bookmark_interval: Duration::from_millis(100),
+        ..ServerConfig::default()
+    }
+}
