@@ -13,6 +13,7 @@ use serde_json::Value;
 use crate::deletion::{DeleteOptions, Deleted, Propagation};
 use crate::discovery;
 use crate::list::{self, ContinueToken, ListRequest};
+use crate::patch::{self, Patch, PatchKind};
 use crate::resource::Resource;
 use crate::routes::{self, Route};
 use crate::selector::Selectors;
@@ -242,12 +243,25 @@ async fn dispatch(app: &App, req: Request) -> Result<Response, ApiError> {
                 }
                 Method::PATCH => {
                     let kind = content_type(&parts.headers).unwrap_or_default();
-                    let patch = parse_patch_body(&kind, &read_body(body, &parts.headers).await?)?;
+                    let patch = patch::parse(&kind, &read_body(body, &parts.headers).await?)?;
+                    if patch.kind == PatchKind::Apply
+                        && query.get("fieldManager").unwrap_or("").is_empty()
+                    {
+                        return Err(ApiError::invalid(
+                            "PatchOptions.meta.k8s.io",
+                            "",
+                            "fieldManager: Required value: is required for apply patch",
+                        ));
+                    }
                     let opts = WriteOptions::request(dry_run(&query)?);
-                    patch_object(
-                        &app.store, resource, &namespace, &name, sub, &patch, ua, opts,
-                    )
-                    .map(|b| json_response(StatusCode::OK, b))
+                    let target = PatchTarget {
+                        store: &app.store,
+                        resource,
+                        namespace: &namespace,
+                        name: &name,
+                        sub,
+                    };
+                    patch_object(&target, &patch, ua, opts).map(|(code, b)| json_response(code, b))
                 }
                 Method::DELETE if !status => {
                     let raw = read_body(body, &parts.headers).await?;
@@ -285,12 +299,12 @@ async fn dispatch(app: &App, req: Request) -> Result<Response, ApiError> {
                 }
                 Method::PATCH => {
                     let kind = content_type(&parts.headers).unwrap_or_default();
-                    let patch = parse_patch_body(&kind, &read_body(body, &parts.headers).await?)?;
+                    let patch = patch::parse(&kind, &read_body(body, &parts.headers).await?)?;
                     let mut current = scale()?;
                     if let Some(m) = current["metadata"].as_object_mut() {
                         m.remove("resourceVersion");
                     }
-                    merge_patch(&mut current, &patch);
+                    patch.apply_to(&mut current)?;
                     current
                 }
                 m => return Err(method_not_allowed(&m)),
@@ -465,65 +479,49 @@ fn parse_delete_options(raw: &[u8], q: &Query) -> Result<DeleteOptions, ApiError
     })
 }
 
-fn parse_patch_body(kind: &str, raw: &[u8]) -> Result<Value, ApiError> {
-    match kind {
-        "application/merge-patch+json" | "application/strategic-merge-patch+json" => {
-            let v = parse_json(raw)?;
-            if !v.is_object() {
-                return Err(ApiError::bad_request("a merge patch must be a JSON object"));
-            }
-            Ok(v)
-        }
-        other => Err(ApiError::UnsupportedMediaType {
-            message: format!(
-                "the body of the request was in an unknown format - accepted media types include: application/merge-patch+json, application/strategic-merge-patch+json (got {other})"
-            ),
-        }),
-    }
-}
+/// RFC 7386 JSON merge patch (kept here for callers of the old path).
+pub use crate::patch::merge_patch;
 
-/// RFC 7386 JSON merge patch (strategic merge patch is approximated by it).
-pub fn merge_patch(target: &mut Value, patch: &Value) {
-    match patch {
-        Value::Object(p) => {
-            if !target.is_object() {
-                *target = Value::Object(Default::default());
-            }
-            if let Value::Object(t) = target {
-                for (k, v) in p {
-                    if v.is_null() {
-                        t.remove(k);
-                    } else {
-                        merge_patch(t.entry(k.clone()).or_insert(Value::Null), v);
-                    }
-                }
-            }
-        }
-        other => *target = other.clone(),
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn patch_object(
-    store: &Store,
-    r: Resource,
-    ns: &str,
-    name: &str,
+/// The object a PATCH addresses.
+struct PatchTarget<'a> {
+    store: &'a Store,
+    resource: Resource,
+    namespace: &'a str,
+    name: &'a str,
     sub: Subresource,
-    patch: &Value,
+}
+
+/// Applies `patch` to the current object and updates it, retrying on a conflict unless the
+/// patch pinned a resourceVersion. An apply patch of a missing object creates it.
+fn patch_object(
+    t: &PatchTarget<'_>,
+    patch: &Patch,
     ua: Option<&str>,
     opts: WriteOptions,
-) -> Result<Bytes, ApiError> {
-    let pinned = !patch["metadata"]["resourceVersion"].is_null();
+) -> Result<(StatusCode, Bytes), ApiError> {
+    let (r, ns, name) = (t.resource, t.namespace, t.name);
+    let pinned = patch.pins_resource_version();
     for _ in 0..16 {
-        let current = store
-            .get(r, ns, name)
-            .ok_or_else(|| ApiError::not_found(r.plural(), name))?;
+        let Some(current) = t.store.get(r, ns, name) else {
+            if patch.kind == PatchKind::Apply && t.sub == Subresource::Main {
+                let mut obj = patch.body.clone();
+                let body_name = obj["metadata"]["name"].as_str().unwrap_or("");
+                if !body_name.is_empty() && body_name != name {
+                    return Err(ApiError::bad_request(format!(
+                        "the name of the object ({body_name}) does not match the name on the URL ({name})"
+                    )));
+                }
+                crate::object::meta_mut(&mut obj).insert("name".into(), Value::from(name));
+                let stored = t.store.create_with(r, ns, obj, ua, opts)?;
+                return Ok((StatusCode::CREATED, stored.bytes.clone()));
+            }
+            return Err(ApiError::not_found(r.plural(), name));
+        };
         let mut obj = current.value.clone();
-        merge_patch(&mut obj, patch);
-        match store.update_opts(r, ns, name, obj, sub, ua, opts) {
+        patch.apply_to(&mut obj)?;
+        match t.store.update_opts(r, ns, name, obj, t.sub, ua, opts) {
             Err(ApiError::Conflict { .. }) if !pinned => continue,
-            other => return other.map(|s| s.bytes.clone()),
+            other => return other.map(|s| (StatusCode::OK, s.bytes.clone())),
         }
     }
     Err(ApiError::conflict_modified(r.plural(), name))
@@ -630,14 +628,6 @@ async fn list_or_watch(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn a_merge_patch_replaces_merges_and_removes() {
-        let mut t = json!({"a": 1, "b": {"c": 2, "d": 3}, "e": [1]});
-        merge_patch(&mut t, &json!({"a": null, "b": {"c": 5}, "e": [2, 3]}));
-        assert_eq!(t, json!({"b": {"c": 5, "d": 3}, "e": [2, 3]}));
-    }
 
     #[test]
     fn delete_options_preconditions_parse_and_garbage_is_rejected() {

@@ -11,9 +11,27 @@
 //! Deliberate choices, as the real kube-apiserver does unless noted:
 //! - An update that changes nothing takes no revision and emits no event (upstream skips
 //!   no-op writes), so `update_with` of an identical object returns the stored one.
-//! - Deleting a ReplicaSet deletes its controlled Pods at the next revisions inside the same
-//!   commit (upstream's garbage collector is asynchronous; the order is the same).
-//! - Strategic merge patch is treated as JSON merge patch; JSON patch and apply are 415.
+//! - Garbage collection ([`gc`], [`deletion`]) follows the *controller* ownerReference only
+//!   and runs inside the owner's commit, at the next revisions (upstream's collector is
+//!   asynchronous and considers every ownerReference; the order is the same). Orphan
+//!   removes the owner's references from the dependents before the owner goes (upstream
+//!   holds the owner with the `orphan` finalizer meanwhile). Deleting a Namespace removes
+//!   every object in it at once (upstream: phase Terminating, then the namespace controller).
+//! - Only Pods are deleted gracefully, and only when bound to a node and not finished, as
+//!   upstream; the kubelet emulation removes them after `min(grace, pod_termination_after)`.
+//!   Without the kubelet a bound Pod stays terminating, as on a cluster whose node is gone.
+//! - Writes over HTTP are validated ([`validation`]: names, labels, required fields,
+//!   selectors against templates, non-negative counts); in-process writes
+//!   ([`ApiServer::create`]) are not, so scenarios may store what they like. Immutable
+//!   fields are not checked. Creating in a namespace that does not exist is allowed.
+//! - `fieldValidation` looks at top-level fields only (unknown nested fields are kept).
+//! - Strategic merge patch ([`patch`]) knows the merge keys of the served kinds' lists
+//!   (containers, volumes, env by name; conditions by type; ownerReferences by uid; ...),
+//!   `$patch: delete|replace` and `$deleteFromPrimitiveList`; `$retainKeys` and
+//!   `$setElementOrder` are ignored. Server-side apply is create-or-strategic-merge with a
+//!   required `fieldManager`: no managedFields, no conflict detection, fields left out of
+//!   the applied configuration are not removed; apply bodies must be JSON (kubectl and
+//!   kube-rs send JSON).
 //! - Objects are encoded while the write lock is held (the resourceVersion is only known
 //!   there); lists and watches never re-encode.
 //! - There is no OpenAPI document: `kubectl create -f` needs `--validate=false`.
@@ -29,6 +47,7 @@ pub mod kubelet;
 pub mod list;
 pub mod object;
 pub mod oracle;
+pub mod patch;
 pub mod resource;
 pub mod routes;
 pub mod selector;
