@@ -71,16 +71,114 @@ pub fn start_pod(pod: &mut Value, node: &str, ip: &str) {
     });
 }
 
+/// The annotation that makes a Job's Pod fail instead of succeed.
+pub const FAIL_ANNOTATION: &str = "loadgen.tidemark.dev/fail";
+
+/// Whether `pod` is controlled by a Job.
+pub fn owned_by_job(pod: &Value) -> bool {
+    pod["metadata"]["ownerReferences"]
+        .as_array()
+        .is_some_and(|refs| refs.iter().any(|o| o["kind"] == "Job"))
+}
+
+/// Moves a Running `pod` to Succeeded (or Failed), its containers terminated.
+pub fn finish_pod(pod: &mut Value, failed: bool) {
+    let now = now_rfc3339();
+    let (phase, code, reason) = if failed {
+        ("Failed", 1, "Error")
+    } else {
+        ("Succeeded", 0, "Completed")
+    };
+    let started = pod["status"]["startTime"].clone();
+    pod["status"]["phase"] = Value::from(phase);
+    if let Some(conditions) = pod["status"]["conditions"].as_array_mut() {
+        for c in conditions.iter_mut() {
+            if c["type"] == "Ready" || c["type"] == "ContainersReady" {
+                c["status"] = Value::from("False");
+                c["reason"] = Value::from("PodCompleted");
+                c["lastTransitionTime"] = Value::from(now.as_str());
+            }
+        }
+    }
+    if let Some(statuses) = pod["status"]["containerStatuses"].as_array_mut() {
+        for c in statuses.iter_mut() {
+            c["ready"] = Value::from(false);
+            c["started"] = Value::from(false);
+            c["state"] = json!({"terminated": {
+                "exitCode": code, "reason": reason, "startedAt": started, "finishedAt": now,
+            }});
+        }
+    }
+}
+
+/// How the kubelet emulation behaves.
+#[derive(Debug, Clone, Copy)]
+pub struct KubeletConfig {
+    /// How long after creation a Pod becomes Running and Ready.
+    pub ready_after: Duration,
+    /// How many fake nodes Pods are bound to.
+    pub node_count: usize,
+    /// How long a Job's Pod runs before it Succeeds (or Fails, with [`FAIL_ANNOTATION`]).
+    pub job_pod_runtime: Duration,
+}
+
 /// Spawns the kubelet loop: Pods arrive in creation order and are started `ready_after` later.
 pub fn spawn(
     store: Arc<Store>,
-    mut rx: mpsc::UnboundedReceiver<PodStarted>,
+    rx: mpsc::UnboundedReceiver<PodStarted>,
     ready_after: Duration,
     node_count: usize,
+    shutdown: watch::Receiver<bool>,
+) -> JoinHandle<()> {
+    let config = KubeletConfig {
+        ready_after,
+        node_count,
+        job_pod_runtime: Duration::from_secs(1),
+    };
+    spawn_with(store, rx, config, shutdown)
+}
+
+fn complete_later(
+    store: Arc<Store>,
+    pod: PodStarted,
+    after: Duration,
+    mut stop: watch::Receiver<bool>,
+) {
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = tokio::time::sleep(after) => {},
+            _ = stop.changed() => return,
+        }
+        let (ns, name) = &pod.key;
+        let _ = store.write_as(
+            Resource::Pods,
+            ns,
+            name,
+            |v| {
+                let ours = meta_str(v, "uid") == pod.uid;
+                let running = v["status"]["phase"] == "Running";
+                let deleting = !v["metadata"]["deletionTimestamp"].is_null();
+                if ours && running && !deleting {
+                    let failed = v["metadata"]["annotations"][FAIL_ANNOTATION] == "true";
+                    finish_pod(v, failed);
+                }
+            },
+            Verb::UpdateStatus,
+            KUBELET_USER_AGENT,
+        );
+    });
+}
+
+/// [`spawn`] with every setting.
+pub fn spawn_with(
+    store: Arc<Store>,
+    mut rx: mpsc::UnboundedReceiver<PodStarted>,
+    config: KubeletConfig,
     mut shutdown: watch::Receiver<bool>,
 ) -> JoinHandle<()> {
+    let ready_after = config.ready_after;
     tokio::spawn(async move {
-        let nodes = node_count.max(1);
+        let nodes = config.node_count.max(1);
         let mut started: usize = 0;
         loop {
             let next = tokio::select! {
@@ -96,13 +194,18 @@ pub fn spawn(
             let node = node_name(started % nodes);
             let ip = format!("10.244.{}.{}", (started / 250) % 250, started % 250 + 2);
             let (ns, name) = &pod.key;
+            let mut job = false;
             let result = store.write_as(
                 Resource::Pods,
                 ns,
                 name,
                 |v| {
-                    if meta_str(v, "uid") == pod.uid && v["status"]["phase"] != "Running" {
+                    let pending =
+                        v["status"]["phase"] == "Pending" || v["status"]["phase"].is_null();
+                    let deleting = !v["metadata"]["deletionTimestamp"].is_null();
+                    if meta_str(v, "uid") == pod.uid && pending && !deleting {
                         start_pod(v, &node, &ip);
+                        job = owned_by_job(v);
                     }
                 },
                 Verb::UpdateStatus,
@@ -110,6 +213,9 @@ pub fn spawn(
             );
             if result.is_ok() {
                 started += 1;
+            }
+            if job {
+                complete_later(store.clone(), pod, config.job_pod_runtime, shutdown.clone());
             }
         }
     })
@@ -171,5 +277,11 @@ mod tests {
             .and_then(|cs| cs.iter().find(|c| c["type"] == "Ready"))
             .map(|c| c["status"].clone());
         assert_eq!(ready, Some(json!("True")));
+        finish_pod(&mut pod, true);
+        assert_eq!(pod["status"]["phase"], "Failed");
+        assert_eq!(
+            pod["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"],
+            1
+        );
     }
 }

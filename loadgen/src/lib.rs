@@ -45,6 +45,7 @@ pub mod handlers;
 pub mod kubeconfig;
 pub mod kubelet;
 pub mod list;
+pub mod nodes;
 pub mod object;
 pub mod oracle;
 pub mod patch;

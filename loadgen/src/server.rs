@@ -14,7 +14,8 @@ use tokio::task::JoinHandle;
 use crate::admin::{self, AdminState};
 use crate::faults::Faults;
 use crate::handlers::{self, App};
-use crate::kubelet;
+use crate::kubelet::{self, KubeletConfig};
+use crate::nodes::{self, LeaseControl};
 use crate::oracle::{ReplicaSetTruth, Violation, WriteRecord};
 use crate::resource::Resource;
 use crate::status::ApiError;
@@ -41,6 +42,11 @@ pub struct ServerConfig {
     /// How long the kubelet takes to stop a Pod given a grace period, at most the grace
     /// period itself (default 200 ms).
     pub pod_termination_after: Duration,
+    /// How long a Pod owned by a Job runs before the kubelet makes it Succeeded, or Failed
+    /// when it has the annotation `loadgen.tidemark.dev/fail: "true"` (default 1 s).
+    pub job_pod_runtime: Duration,
+    /// How often each fake node renews its Lease in `kube-node-lease` (default 10 s).
+    pub lease_renew_interval: Duration,
     /// Watch delays in force from the start.
     pub watch_delays: Vec<(Resource, Duration)>,
 }
@@ -57,6 +63,8 @@ impl Default for ServerConfig {
             kubelet_ready_after: Duration::from_millis(300),
             node_count: 3,
             pod_termination_after: Duration::from_millis(200),
+            job_pod_runtime: Duration::from_secs(1),
+            lease_renew_interval: Duration::from_secs(10),
             watch_delays: Vec::new(),
         }
     }
@@ -65,6 +73,9 @@ impl Default for ServerConfig {
 /// A failure to start the server.
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
+    /// The fake nodes could not be registered.
+    #[error("cannot register the fake nodes: {0}")]
+    Bootstrap(#[from] ApiError),
     /// A listener could not be bound.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
@@ -83,6 +94,7 @@ pub struct ApiServer {
     admin_addr: SocketAddr,
     store: Arc<Store>,
     faults: Arc<Faults>,
+    leases: Arc<LeaseControl>,
     shutdown: watch::Sender<bool>,
     tasks: Vec<JoinHandle<()>>,
 }
@@ -160,14 +172,22 @@ pub async fn start(config: ServerConfig) -> Result<ApiServer, ServerError> {
             stop.clone(),
         ));
     }
+    let leases = Arc::new(LeaseControl::default());
     if let Some(rx) = kubelet_rx {
-        tasks.push(kubelet::spawn(
+        nodes::bootstrap(&store, config.node_count)?;
+        tasks.push(nodes::spawn_renewals(
             store.clone(),
-            rx,
-            config.kubelet_ready_after,
             config.node_count,
-            stop,
+            config.lease_renew_interval,
+            leases.clone(),
+            stop.clone(),
         ));
+        let kubelet_config = KubeletConfig {
+            ready_after: config.kubelet_ready_after,
+            node_count: config.node_count,
+            job_pod_runtime: config.job_pod_runtime,
+        };
+        tasks.push(kubelet::spawn_with(store.clone(), rx, kubelet_config, stop));
     }
     tracing::info!(%addr, %admin_addr, "loadgen API server listening");
     Ok(ApiServer {
@@ -175,6 +195,7 @@ pub async fn start(config: ServerConfig) -> Result<ApiServer, ServerError> {
         admin_addr,
         store,
         faults,
+        leases,
         shutdown,
         tasks,
     })
@@ -194,6 +215,16 @@ impl ApiServer {
     /// The admin listener's address.
     pub fn admin_addr(&self) -> SocketAddr {
         self.admin_addr
+    }
+
+    /// Stops renewing the node Lease of `node` (e.g. `node-0`), as a node that went silent.
+    pub fn stop_lease_renewal(&self, node: &str) {
+        self.leases.stop(node);
+    }
+
+    /// Renews the node Lease of `node` again.
+    pub fn resume_lease_renewal(&self, node: &str) {
+        self.leases.resume(node);
     }
 
     /// Fault settings, changeable at run time.
