@@ -13,6 +13,7 @@ use serde_json::Value;
 use crate::deletion::{DeleteOptions, Deleted, Propagation};
 use crate::discovery;
 use crate::list::{self, ContinueToken, ListRequest};
+use crate::openapi;
 use crate::patch::{self, Patch, PatchKind};
 use crate::resource::Resource;
 use crate::routes::{self, Route};
@@ -178,6 +179,25 @@ async fn dispatch(app: &App, req: Request) -> Result<Response, ApiError> {
             );
             Ok(r)
         }
+        Route::OpenApiV2 if is_get => {
+            let accept = parts
+                .headers
+                .get(header::ACCEPT)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("");
+            let json_ok = accept.is_empty() || accept.contains("json") || accept.contains("*/*");
+            if !json_ok {
+                // client-go asks for protobuf only; 406 sends it to its fallback.
+                let mut r = Response::new(Body::from("only application/json is served"));
+                *r.status_mut() = StatusCode::NOT_ACCEPTABLE;
+                return Ok(r);
+            }
+            Ok(value_response(StatusCode::OK, &openapi::v2()))
+        }
+        Route::OpenApiV3Index if is_get => Ok(value_response(StatusCode::OK, &openapi::v3_index())),
+        Route::OpenApiV3(gv) if is_get => openapi::v3_group_version(&gv)
+            .map(|v| value_response(StatusCode::OK, &v))
+            .ok_or_else(|| not_found_path(&path)),
         Route::CoreVersions if is_get => {
             Ok(value_response(StatusCode::OK, &discovery::core_versions()))
         }

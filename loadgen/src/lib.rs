@@ -34,7 +34,10 @@
 //!   kube-rs send JSON).
 //! - Objects are encoded while the write lock is held (the resourceVersion is only known
 //!   there); lists and watches never re-encode.
-//! - There is no OpenAPI document: `kubectl create -f` needs `--validate=false`.
+//! - The OpenAPI documents ([`openapi`]) list every served path and kind with loose schemas
+//!   (no field types below the top level): enough for kubectl to validate on the server
+//!   (`fieldValidation`), not for `kubectl explain`. `/openapi/v2` is JSON only (406 for a
+//!   protobuf-only `Accept`).
 
 pub mod admin;
 pub mod deletion;
@@ -47,6 +50,7 @@ pub mod kubelet;
 pub mod list;
 pub mod nodes;
 pub mod object;
+pub mod openapi;
 pub mod oracle;
 pub mod patch;
 pub mod resource;

@@ -11,6 +11,12 @@ pub enum Route {
     Version,
     /// `/healthz`, `/readyz`, `/livez` (and their sub-checks).
     Health,
+    /// `/openapi/v2`.
+    OpenApiV2,
+    /// `/openapi/v3`: the index.
+    OpenApiV3Index,
+    /// `/openapi/v3/{api/v1 | apis/group/version}`.
+    OpenApiV3(String),
     /// `/api`.
     CoreVersions,
     /// `/apis`.
@@ -60,6 +66,9 @@ pub fn parse(path: &str) -> Option<Route> {
         [] => return Some(Route::Root),
         ["version"] => return Some(Route::Version),
         ["healthz" | "readyz" | "livez", ..] => return Some(Route::Health),
+        ["openapi", "v2"] => return Some(Route::OpenApiV2),
+        ["openapi", "v3"] => return Some(Route::OpenApiV3Index),
+        ["openapi", "v3", rest @ ..] => return Some(Route::OpenApiV3(rest.join("/"))),
         ["api"] => return Some(Route::CoreVersions),
         ["apis"] => return Some(Route::Groups),
         ["apis", g] => return Some(Route::Group((*g).to_string())),
