@@ -295,14 +295,14 @@ impl Store {
         user_agent: Option<&str>,
     ) -> Arc<Stored> {
         let removed = self.commit(inner, r, Verb::Delete, key.clone(), None, user_agent);
-        let value = last.unwrap_or_else(|| removed.value.clone());
-        let uid = meta_str(&value, "uid").to_string();
+        let value = last.as_ref().unwrap_or(&removed.value);
+        let uid = meta_str(value, "uid").to_string();
+        let owner = controller_uid(value).map(str::to_string);
         self.collect_dependents(inner, &uid);
         if r == Resource::Namespaces {
             self.empty_namespace(inner, &key.1);
         }
-        if let Some(owner) = controller_uid(&value) {
-            let owner = owner.to_string();
+        if let Some(owner) = owner {
             self.finish_foreground(inner, &owner);
         }
         removed

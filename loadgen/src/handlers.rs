@@ -263,7 +263,12 @@ async fn dispatch(app: &App, req: Request) -> Result<Response, ApiError> {
                 }
                 Method::PATCH => {
                     let kind = content_type(&parts.headers).unwrap_or_default();
-                    let patch = patch::parse(&kind, &read_body(body, &parts.headers).await?)?;
+                    let mut patch = patch::parse(&kind, &read_body(body, &parts.headers).await?)?;
+                    let mut warning = None;
+                    if patch.kind != PatchKind::Json {
+                        let body = std::mem::take(&mut patch.body);
+                        (patch.body, warning) = field_validation(resource, body, &query)?;
+                    }
                     if patch.kind == PatchKind::Apply
                         && query.get("fieldManager").unwrap_or("").is_empty()
                     {
@@ -281,7 +286,8 @@ async fn dispatch(app: &App, req: Request) -> Result<Response, ApiError> {
                         name: &name,
                         sub,
                     };
-                    patch_object(&target, &patch, ua, opts).map(|(code, b)| json_response(code, b))
+                    patch_object(&target, &patch, ua, opts)
+                        .map(|(code, b)| warn(json_response(code, b), warning))
                 }
                 Method::DELETE if !status => {
                     let raw = read_body(body, &parts.headers).await?;

@@ -266,6 +266,17 @@ pub fn validate(r: Resource, obj: &Value) -> Vec<StatusCause> {
             ));
         }
     }
+    if let Some(finalizers) = obj["metadata"]["finalizers"].as_array() {
+        for (i, f) in finalizers.iter().enumerate() {
+            if !f.as_str().is_some_and(is_qualified_name) {
+                out.push(invalid(
+                    &format!("metadata.finalizers[{i}]"),
+                    f,
+                    "a finalizer must be a qualified name",
+                ));
+            }
+        }
+    }
     match r {
         Resource::Pods => validate_pod_spec("spec", &obj["spec"], &mut out),
         Resource::ReplicaSets | Resource::DaemonSets | Resource::StatefulSets | Resource::Jobs => {

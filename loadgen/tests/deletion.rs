@@ -282,3 +282,42 @@ async fn a_terminating_pod_no_longer_counts_as_live() -> TestResult {
     server.shutdown().await;
     Ok(())
 }
+
+#[tokio::test]
+async fn gracefully_deleting_a_wanted_pod_is_a_violation_at_its_deletion_timestamp_revision()
+-> TestResult {
+    let (server, client) = start(kubelet_config()).await?;
+    let rs = replicasets(&client, "default")
+        .create(&PostParams::default(), &replicaset("web", 1))
+        .await?;
+    let uid = rs.metadata.uid.clone().unwrap_or_default();
+    let api = pods(&client, "default");
+    let mut p = owned_pod("web-1", "web", &uid);
+    if let Some(spec) = p.spec.as_mut() {
+        spec.node_name = Some("node-0".into());
+    }
+    api.create(&PostParams::default(), &p).await?;
+    let marked = api
+        .delete("web-1", &DeleteParams::default())
+        .await?
+        .left()
+        .ok_or("no object")?;
+    let violations = server.violations();
+    assert_eq!(violations.len(), 1, "{violations:?}");
+    assert_eq!(
+        violations[0].kind,
+        tidemark_loadgen::ViolationKind::WantedPodDeleted
+    );
+    assert_eq!(violations[0].revision, rv_of(&marked.metadata));
+    eventually("the kubelet to remove it", async || {
+        api.get("web-1").await.is_err()
+    })
+    .await?;
+    assert_eq!(
+        server.violations().len(),
+        1,
+        "the removal is not a second violation"
+    );
+    server.shutdown().await;
+    Ok(())
+}

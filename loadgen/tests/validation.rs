@@ -307,3 +307,58 @@ async fn field_selectors_filter_pods_by_node_and_phase_on_list_and_watch() -> Te
     server.shutdown().await;
     Ok(())
 }
+
+#[tokio::test]
+async fn strict_field_validation_applies_to_merge_patch_bodies_too() -> TestResult {
+    let (server, client) = start(quiet_config()).await?;
+    let api = pods(&client, "default");
+    api.create(&PostParams::default(), &pod("a")).await?;
+    let strict = PatchParams {
+        field_validation: Some(kube::api::ValidationDirective::Strict),
+        ..PatchParams::default()
+    };
+    let e = api
+        .patch("a", &strict, &Patch::Merge(json!({"bogus": 1})))
+        .await
+        .err()
+        .ok_or("an unknown field was accepted")?;
+    assert_eq!(api_code(&e), Some(400));
+    let lenient = api
+        .patch(
+            "a",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"bogus": 1, "metadata": {"labels": {"k": "v"}}})),
+        )
+        .await?;
+    assert!(
+        lenient
+            .metadata
+            .labels
+            .unwrap_or_default()
+            .contains_key("k")
+    );
+    let stored = server
+        .get(tidemark_loadgen::Resource::Pods, "default", "a")
+        .ok_or("gone")?;
+    assert!(stored.get("bogus").is_none());
+    server.shutdown().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_finalizer_that_is_not_a_qualified_name_is_invalid() -> TestResult {
+    let (server, client) = start(quiet_config()).await?;
+    let (code, fields) = causes_of(
+        &client,
+        "/api/v1/namespaces/default/pods",
+        json!({"metadata": {"name": "p", "finalizers": ["example.com/ok", "not ok"]},
+            "spec": {"containers": [{"name": "c", "image": "i"}]}}),
+    )
+    .await?;
+    assert_eq!(
+        (code, fields),
+        (422, vec!["metadata.finalizers[1]".to_string()])
+    );
+    server.shutdown().await;
+    Ok(())
+}
