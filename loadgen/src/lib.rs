@@ -34,6 +34,16 @@
 //!   kube-rs send JSON).
 //! - Objects are encoded while the write lock is held (the resourceVersion is only known
 //!   there); lists and watches never re-encode.
+//! - The kubelet emulation ([`kubelet`], [`nodes`]) registers the system namespaces, a
+//!   Ready Node per fake node and its Lease in `kube-node-lease` at start (only when it is
+//!   enabled), starts Pods, completes Job Pods, removes terminating Pods, and renews Leases
+//!   (stoppable per node with [`ApiServer::stop_lease_renewal`]). Node conditions are never
+//!   changed by it: a stopped Lease is the only sign of a silent node.
+//! - Updates of the main resource check immutable fields (workload selectors, a Job's
+//!   template, a Pod's spec except images, tolerations, activeDeadlineSeconds and
+//!   terminationGracePeriodSeconds); status updates are not validated.
+//! - Request bodies are JSON only: protobuf (`kubectl create job|deployment ...`) is 415,
+//!   and lists are never served as `Table`, so `kubectl get` prints NAME and AGE only.
 //! - The OpenAPI documents ([`openapi`]) list every served path and kind with loose schemas
 //!   (no field types below the top level): enough for kubectl to validate on the server
 //!   (`fieldValidation`), not for `kubectl explain`. `/openapi/v2` is JSON only (406 for a
@@ -62,6 +72,7 @@ pub mod store;
 pub mod validation;
 pub mod watch;
 
+pub use deletion::{DeleteOptions, Deleted, Propagation};
 pub use faults::Faults;
 pub use oracle::{ReplicaSetTruth, Verb, Violation, ViolationKind, WriteRecord};
 pub use resource::Resource;

@@ -12,6 +12,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::admin::{self, AdminState};
+use crate::deletion::{DeleteOptions, Deleted};
 use crate::faults::Faults;
 use crate::handlers::{self, App};
 use crate::kubelet::{self, KubeletConfig};
@@ -275,6 +276,20 @@ impl ApiServer {
         self.store
             .update_with(r, namespace, name, f, Some(LOADGEN_USER_AGENT))
             .map(|s| s.value.clone())
+    }
+
+    /// Deletes an object as a DELETE request with `opts` would (grace period, propagation,
+    /// preconditions; user agent `loadgen`). Returns the object: gone (its last state) or
+    /// pending (with its deletionTimestamp).
+    pub fn delete_with(
+        &self,
+        r: Resource,
+        namespace: &str,
+        name: &str,
+        opts: &DeleteOptions,
+    ) -> Result<Deleted, ApiError> {
+        self.store
+            .delete_opts(r, namespace, name, opts, Some(LOADGEN_USER_AGENT))
     }
 
     /// Deletes an object at once (user agent `loadgen`); returns its last state.

@@ -574,8 +574,9 @@ impl Store {
                 new
             }
         };
-        if opts.validate {
-            let causes = validation::validate(r, &new);
+        if opts.validate && sub == Subresource::Main {
+            let mut causes = validation::validate(r, &new);
+            causes.extend(validation::validate_update(r, &stored.value, &new));
             if !causes.is_empty() {
                 return Err(ApiError::invalid_causes(r.kind(), name, causes));
             }

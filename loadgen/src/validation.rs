@@ -313,10 +313,80 @@ pub fn validate(r: Resource, obj: &Value) -> Vec<StatusCause> {
     out
 }
 
+fn forbidden(field: &str, why: &str) -> StatusCause {
+    StatusCause {
+        reason: "FieldValueForbidden".into(),
+        message: format!("Forbidden: {why}"),
+        field: field.into(),
+    }
+}
+
+/// A Pod spec with the fields an update may change blanked out.
+fn pod_spec_fixed_part(spec: &Value) -> Value {
+    let mut fixed = spec.clone();
+    if let Some(m) = fixed.as_object_mut() {
+        for f in [
+            "activeDeadlineSeconds",
+            "tolerations",
+            "terminationGracePeriodSeconds",
+        ] {
+            m.remove(f);
+        }
+        for list in ["containers", "initContainers"] {
+            if let Some(Value::Array(cs)) = m.get_mut(list) {
+                for c in cs.iter_mut().filter_map(Value::as_object_mut) {
+                    c.remove("image");
+                }
+            }
+        }
+    }
+    fixed
+}
+
+/// Checks an update of the main resource from `old` to `new`: immutable fields stay.
+pub fn validate_update(r: Resource, old: &Value, new: &Value) -> Vec<StatusCause> {
+    let mut out = Vec::new();
+    let (o, n) = (&old["spec"], &new["spec"]);
+    match r {
+        Resource::ReplicaSets | Resource::DaemonSets | Resource::StatefulSets | Resource::Jobs => {
+            if o["selector"] != n["selector"] {
+                out.push(invalid(
+                    "spec.selector",
+                    &n["selector"],
+                    "field is immutable",
+                ));
+            }
+            if r == Resource::Jobs && o["template"] != n["template"] {
+                out.push(invalid("spec.template", &Value::Null, "field is immutable"));
+            }
+        }
+        Resource::Pods if pod_spec_fixed_part(o) != pod_spec_fixed_part(n) => {
+            out.push(forbidden(
+                    "spec",
+                    "pod updates may not change fields other than `spec.containers[*].image`, `spec.initContainers[*].image`, `spec.activeDeadlineSeconds`, `spec.tolerations` (only additions to existing tolerations) or `spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)",
+                ));
+        }
+        _ => {}
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_pod_update_may_change_images_but_not_the_rest_of_the_spec() {
+        let old = json!({"spec": {"nodeName": "n", "containers": [{"name": "c", "image": "1"}]}});
+        let image = json!({"spec": {"nodeName": "n", "containers": [{"name": "c", "image": "2"}]}});
+        assert!(validate_update(Resource::Pods, &old, &image).is_empty());
+        let moved = json!({"spec": {"nodeName": "m", "containers": [{"name": "c", "image": "1"}]}});
+        assert_eq!(
+            validate_update(Resource::Pods, &old, &moved)[0].field,
+            "spec"
+        );
+    }
 
     #[test]
     fn names_and_label_keys_follow_the_upstream_rules() {

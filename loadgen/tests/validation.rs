@@ -362,3 +362,42 @@ async fn a_finalizer_that_is_not_a_qualified_name_is_invalid() -> TestResult {
     server.shutdown().await;
     Ok(())
 }
+
+#[tokio::test]
+async fn a_replicaset_selector_is_immutable() -> TestResult {
+    let (server, client) = start(quiet_config()).await?;
+    let api = replicasets(&client, "default");
+    api.create(&PostParams::default(), &replicaset("web", 1))
+        .await?;
+    let change = json!({"spec": {"selector": {"matchLabels": {"app": "web", "tier": "x"}},
+        "template": {"metadata": {"labels": {"app": "web", "tier": "x"}}}}});
+    let e = api
+        .patch("web", &PatchParams::default(), &Patch::Merge(change))
+        .await
+        .err()
+        .ok_or("selector changed")?;
+    assert_eq!(api_code(&e), Some(422));
+    assert!(e.to_string().contains("field is immutable"), "{e}");
+    server.shutdown().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_pod_update_may_change_an_image_but_not_the_node() -> TestResult {
+    let (server, client) = start(quiet_config()).await?;
+    let api = pods(&client, "default");
+    api.create(&PostParams::default(), &pod("a")).await?;
+    let pp = PatchParams::default();
+    let image =
+        json!({"spec": {"containers": [{"name": "app", "image": "registry.invalid/app:2"}]}});
+    api.patch("a", &pp, &Patch::Strategic(image)).await?;
+    let node = json!({"spec": {"nodeName": "node-9"}});
+    let e = api
+        .patch("a", &pp, &Patch::Merge(node))
+        .await
+        .err()
+        .ok_or("pod spec changed")?;
+    assert_eq!(api_code(&e), Some(422));
+    server.shutdown().await;
+    Ok(())
+}
