@@ -121,7 +121,7 @@ pub fn resources(group: &str, version: &str) -> Option<Value> {
             "singularName": r.singular(),
             "namespaced": r.namespaced(),
             "kind": r.kind(),
-            "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
+            "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
             "shortNames": r.short_names(),
         });
         if r.in_category_all() {

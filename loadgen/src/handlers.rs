@@ -227,6 +227,17 @@ async fn dispatch(app: &App, req: Request) -> Result<Response, ApiError> {
                         warning,
                     ))
                 }
+                (Method::DELETE, ns) if ns.is_some() || !resource.namespaced() => {
+                    let raw = read_body(body, &parts.headers).await?;
+                    let opts = parse_delete_options(&raw, &query)?;
+                    let selectors = Selectors::parse_for(
+                        resource,
+                        query.get("labelSelector"),
+                        query.get("fieldSelector"),
+                    )?;
+                    delete_collection(&app.store, resource, ns.as_deref(), &selectors, &opts, ua)
+                        .map(|b| json_response(StatusCode::OK, b))
+                }
                 (m, _) => Err(method_not_allowed(&m)),
             }
         }
@@ -503,6 +514,36 @@ fn parse_delete_options(raw: &[u8], q: &Query) -> Result<DeleteOptions, ApiError
         propagation,
         dry_run: body_dry || dry_run(q)?,
     })
+}
+
+/// `deletecollection`: deletes every object of the collection the selectors match, each as
+/// a DELETE with `opts` would, and answers with the list of them (gone or terminating).
+fn delete_collection(
+    store: &Store,
+    r: Resource,
+    ns: Option<&str>,
+    selectors: &Selectors,
+    opts: &DeleteOptions,
+    ua: Option<&str>,
+) -> Result<Bytes, ApiError> {
+    let (current, _) = store.all(r, ns);
+    let mut items = Vec::new();
+    for obj in current.iter().filter(|o| selectors.matches(&o.value)) {
+        let name = crate::object::meta_str(&obj.value, "name");
+        let obj_ns = crate::object::meta_str(&obj.value, "namespace");
+        match store.delete_opts(r, obj_ns, name, opts, ua) {
+            Ok(d) => items.push(d.stored().value.clone()),
+            Err(ApiError::NotFound { .. }) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let list = serde_json::json!({
+        "kind": r.list_kind(),
+        "apiVersion": r.api_version(),
+        "metadata": {"resourceVersion": store.current_revision().to_string()},
+        "items": items,
+    });
+    Ok(Bytes::from(serde_json::to_vec(&list).unwrap_or_default()))
 }
 
 /// RFC 7386 JSON merge patch (kept here for callers of the old path).

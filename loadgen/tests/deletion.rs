@@ -321,3 +321,30 @@ async fn gracefully_deleting_a_wanted_pod_is_a_violation_at_its_deletion_timesta
     server.shutdown().await;
     Ok(())
 }
+
+#[tokio::test]
+async fn delete_collection_deletes_only_what_the_selector_matches() -> TestResult {
+    let (server, client) = start(quiet_config()).await?;
+    let api = pods(&client, "default");
+    for (name, app) in [("a", "web"), ("b", "web"), ("c", "db")] {
+        let p = pod_json(json!({"metadata": {"name": name, "labels": {"app": app}}}));
+        api.create(&PostParams::default(), &p).await?;
+    }
+    let lp = kube::api::ListParams::default().labels("app=web");
+    let deleted = api
+        .delete_collection(&DeleteParams::default(), &lp)
+        .await?
+        .left()
+        .ok_or("no list")?;
+    let mut names: Vec<_> = deleted
+        .items
+        .iter()
+        .filter_map(|p| p.metadata.name.clone())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["a", "b"]);
+    let left = api.list(&kube::api::ListParams::default()).await?;
+    assert_eq!(left.items.len(), 1);
+    server.shutdown().await;
+    Ok(())
+}
