@@ -185,6 +185,59 @@ pub enum Field {
     NodeName,
     /// `status.phase` (Pods only).
     Phase,
+    /// Another field the kind supports as a field label (see [`field_labels`]), by path.
+    Path(&'static str),
+}
+
+/// The extra field labels upstream supports for `resource` (beyond `metadata.name`,
+/// `metadata.namespace`, and the Pods' `spec.nodeName` / `status.phase`).
+pub fn field_labels(resource: Resource) -> &'static [&'static str] {
+    match resource {
+        Resource::Pods => &[
+            "spec.restartPolicy",
+            "spec.schedulerName",
+            "spec.serviceAccountName",
+            "spec.hostNetwork",
+            "status.podIP",
+            "status.nominatedNodeName",
+        ],
+        Resource::Events => &[
+            "involvedObject.kind",
+            "involvedObject.namespace",
+            "involvedObject.name",
+            "involvedObject.uid",
+            "involvedObject.apiVersion",
+            "involvedObject.resourceVersion",
+            "involvedObject.fieldPath",
+            "reason",
+            "reportingComponent",
+            "source",
+            "type",
+        ],
+        Resource::Nodes => &["spec.unschedulable"],
+        Resource::Namespaces => &["status.phase"],
+        Resource::Jobs => &["status.successful"],
+        _ => &[],
+    }
+}
+
+/// The value of a dotted field path as a field selector compares it (`""` when absent;
+/// booleans and numbers as text). `source` of an Event is `source.component`.
+fn field_text(obj: &Value, path: &str) -> String {
+    let path = if path == "source" {
+        "source.component"
+    } else {
+        path
+    };
+    let mut cur = obj;
+    for part in path.split('.') {
+        cur = &cur[part];
+    }
+    match cur {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
 }
 
 /// A parsed field selector: equality and inequality on supported fields.
@@ -226,11 +279,15 @@ impl FieldSelector {
                 "metadata.namespace" => Field::Namespace,
                 "spec.nodeName" if resource == Some(Resource::Pods) => Field::NodeName,
                 "status.phase" if resource == Some(Resource::Pods) => Field::Phase,
-                other => {
-                    return Err(ApiError::bad_request(format!(
-                        "field label not supported: {other}"
-                    )));
-                }
+                other => match resource.and_then(|r| field_labels(r).iter().find(|f| **f == other))
+                {
+                    Some(f) => Field::Path(f),
+                    None => {
+                        return Err(ApiError::bad_request(format!(
+                            "field label not supported: {other}"
+                        )));
+                    }
+                },
             };
             terms.push((field, v.trim().to_string(), eq));
         }
@@ -240,13 +297,16 @@ impl FieldSelector {
     /// Whether the object satisfies every term.
     pub fn matches_object(&self, obj: &Value) -> bool {
         self.terms.iter().all(|(f, v, eq)| {
-            let actual = match f {
-                Field::Name => obj["metadata"]["name"].as_str().unwrap_or(""),
-                Field::Namespace => obj["metadata"]["namespace"].as_str().unwrap_or(""),
-                Field::NodeName => obj["spec"]["nodeName"].as_str().unwrap_or(""),
-                Field::Phase => obj["status"]["phase"].as_str().unwrap_or(""),
+            let (actual, boolish) = match f {
+                Field::Name => (field_text(obj, "metadata.name"), false),
+                Field::Namespace => (field_text(obj, "metadata.namespace"), false),
+                Field::NodeName => (field_text(obj, "spec.nodeName"), false),
+                Field::Phase => (field_text(obj, "status.phase"), false),
+                Field::Path(p) => (field_text(obj, p), true),
             };
-            (actual == v) == *eq
+            // An absent boolean field label (spec.hostNetwork, spec.unschedulable) is "false".
+            let equal = actual == *v || (boolish && actual.is_empty() && v == "false");
+            equal == *eq
         })
     }
 }
@@ -335,6 +395,22 @@ mod tests {
             let e = LabelSelector::parse(bad).unwrap_err();
             assert_eq!(e.code(), 400, "{bad}");
         }
+    }
+
+    #[test]
+    fn events_select_by_involved_object_and_nodes_by_unschedulable() {
+        let ev = json!({"metadata": {"name": "e"}, "involvedObject": {"kind": "Pod", "name": "p"}, "source": {"component": "kubelet"}});
+        let f = FieldSelector::parse_for(
+            Some(Resource::Events),
+            "involvedObject.name=p,involvedObject.kind=Pod,source=kubelet",
+        )
+        .unwrap();
+        assert!(f.matches_object(&ev));
+        let f =
+            FieldSelector::parse_for(Some(Resource::Nodes), "spec.unschedulable=false").unwrap();
+        assert!(f.matches_object(&json!({"spec": {}})));
+        assert!(!f.matches_object(&json!({"spec": {"unschedulable": true}})));
+        assert!(FieldSelector::parse_for(Some(Resource::Nodes), "involvedObject.name=p").is_err());
     }
 
     #[test]

@@ -401,3 +401,27 @@ async fn a_pod_update_may_change_an_image_but_not_the_node() -> TestResult {
     server.shutdown().await;
     Ok(())
 }
+
+#[tokio::test]
+async fn events_are_selected_by_involved_object_as_kubectl_describe_asks() -> TestResult {
+    let (server, client) = start(quiet_config()).await?;
+    let api: Api<k8s_openapi::api::core::v1::Event> = Api::namespaced(client.clone(), "default");
+    for (name, about) in [("e1", "a"), ("e2", "b")] {
+        let ev = typed(json!({"metadata": {"name": name},
+            "involvedObject": {"kind": "Pod", "namespace": "default", "name": about, "uid": format!("uid-{about}")},
+            "reason": "Started", "message": "m", "type": "Normal"}));
+        api.create(&PostParams::default(), &ev).await?;
+    }
+    let lp = ListParams::default().fields(
+        "involvedObject.name=a,involvedObject.namespace=default,involvedObject.kind=Pod,involvedObject.uid=uid-a",
+    );
+    let found = api.list(&lp).await?;
+    let names: Vec<_> = found
+        .items
+        .iter()
+        .filter_map(|e| e.metadata.name.clone())
+        .collect();
+    assert_eq!(names, ["e1"]);
+    server.shutdown().await;
+    Ok(())
+}
