@@ -137,6 +137,17 @@ pub fn resources(group: &str, version: &str) -> Option<Value> {
                 "verbs": ["get", "patch", "update"],
             }));
         }
+        if r == Resource::Pods {
+            list.push(json!({
+                "name": "pods/eviction",
+                "singularName": "",
+                "namespaced": true,
+                "group": "policy",
+                "version": "v1",
+                "kind": "Eviction",
+                "verbs": ["create"],
+            }));
+        }
         if r.has_scale() {
             list.push(json!({
                 "name": format!("{}/scale", r.plural()),

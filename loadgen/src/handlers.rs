@@ -316,6 +316,11 @@ async fn dispatch(app: &App, req: Request) -> Result<Response, ApiError> {
                 m => Err(method_not_allowed(&m)),
             }
         }
+        Route::Eviction { namespace, name } if method == Method::POST => {
+            require_json(&parts.headers)?;
+            let body = parse_json(&read_body(body, &parts.headers).await?)?;
+            evict(&app.store, &namespace, &name, &body, ua)
+        }
         Route::Scale {
             resource,
             namespace,
@@ -514,6 +519,35 @@ fn parse_delete_options(raw: &[u8], q: &Query) -> Result<DeleteOptions, ApiError
         propagation,
         dry_run: body_dry || dry_run(q)?,
     })
+}
+
+/// Evicts a Pod (policy/v1 `Eviction`): no PodDisruptionBudgets are served, so an eviction
+/// is always allowed and deletes the Pod as a DELETE with the Eviction's `deleteOptions`.
+fn evict(
+    store: &Store,
+    ns: &str,
+    name: &str,
+    eviction: &Value,
+    ua: Option<&str>,
+) -> Result<Response, ApiError> {
+    let body_name = eviction["metadata"]["name"].as_str().unwrap_or(name);
+    if body_name != name {
+        return Err(ApiError::bad_request(format!(
+            "name in URL does not match name in Eviction object: {name} != {body_name}"
+        )));
+    }
+    let raw = serde_json::to_vec(&eviction["deleteOptions"]).unwrap_or_default();
+    let raw: &[u8] = if eviction["deleteOptions"].is_object() {
+        &raw
+    } else {
+        b""
+    };
+    let opts = parse_delete_options(raw, &Query(Vec::new()))?;
+    store.delete_opts(Resource::Pods, ns, name, &opts, ua)?;
+    let status = serde_json::json!({
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201,
+    });
+    Ok(value_response(StatusCode::CREATED, &status))
 }
 
 /// `deletecollection`: deletes every object of the collection the selectors match, each as

@@ -48,6 +48,13 @@ pub enum Route {
         /// Whether the path ends in `/status`.
         status: bool,
     },
+    /// The `/eviction` subresource of a Pod (policy/v1 Eviction).
+    Eviction {
+        /// The namespace.
+        namespace: String,
+        /// The Pod's name.
+        name: String,
+    },
     /// The `/scale` subresource of a ReplicaSet or StatefulSet.
     Scale {
         /// The resource (only ReplicaSets and StatefulSets have one).
@@ -113,6 +120,14 @@ pub fn parse(path: &str) -> Option<Route> {
         ["namespaces", ns, plural, name, "status"] => namespaced(plural)
             .filter(|r| r.has_status())
             .map(|r| object(r, ns, name, true)),
+        ["namespaces", ns, plural, name, "eviction"]
+            if namespaced(plural) == Some(Resource::Pods) =>
+        {
+            Some(Route::Eviction {
+                namespace: (*ns).to_string(),
+                name: (*name).to_string(),
+            })
+        }
         ["namespaces", ns, plural, name, "scale"] => {
             namespaced(plural).and_then(|r| scale(r, ns, name))
         }

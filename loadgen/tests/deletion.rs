@@ -348,3 +348,25 @@ async fn delete_collection_deletes_only_what_the_selector_matches() -> TestResul
     server.shutdown().await;
     Ok(())
 }
+
+#[tokio::test]
+async fn evicting_a_bound_pod_deletes_it_gracefully() -> TestResult {
+    let (server, client) = start(kubelet_config()).await?;
+    let api = pods(&client, "default");
+    api.create(&PostParams::default(), &bound_pod("a")).await?;
+    api.evict("a", &kube::api::EvictParams::default()).await?;
+    let terminating = api.get("a").await?;
+    assert!(terminating.metadata.deletion_timestamp.is_some());
+    eventually("the kubelet to remove it", async || {
+        api.get("a").await.is_err()
+    })
+    .await?;
+    let e = api
+        .evict("a", &kube::api::EvictParams::default())
+        .await
+        .err()
+        .ok_or("evicted a missing pod")?;
+    assert_eq!(api_code(&e), Some(404));
+    server.shutdown().await;
+    Ok(())
+}
