@@ -61,6 +61,7 @@ pub mod list;
 pub mod nodes;
 pub mod object;
 pub mod openapi;
+mod options;
 pub mod oracle;
 pub mod patch;
 pub mod resource;
