@@ -346,6 +346,18 @@ fn pod_spec_fixed_part(spec: &Value) -> Value {
 /// Checks an update of the main resource from `old` to `new`: immutable fields stay.
 pub fn validate_update(r: Resource, old: &Value, new: &Value) -> Vec<StatusCause> {
     let mut out = Vec::new();
+    if !old["metadata"]["deletionTimestamp"].is_null() {
+        let had = old["metadata"]["finalizers"].as_array();
+        let added = new["metadata"]["finalizers"]
+            .as_array()
+            .is_some_and(|now| now.iter().any(|f| !had.is_some_and(|h| h.contains(f))));
+        if added {
+            out.push(forbidden(
+                "metadata.finalizers",
+                "no new finalizers can be added if the object is being deleted",
+            ));
+        }
+    }
     let (o, n) = (&old["spec"], &new["spec"]);
     match r {
         Resource::ReplicaSets | Resource::DaemonSets | Resource::StatefulSets | Resource::Jobs => {

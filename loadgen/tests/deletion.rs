@@ -370,3 +370,21 @@ async fn evicting_a_bound_pod_deletes_it_gracefully() -> TestResult {
     server.shutdown().await;
     Ok(())
 }
+
+#[tokio::test]
+async fn no_finalizer_can_be_added_to_an_object_being_deleted() -> TestResult {
+    let (server, client) = start(quiet_config()).await?;
+    let api = pods(&client, "default");
+    let p = pod_json(json!({"metadata": {"name": "held", "finalizers": ["example.com/a"]}}));
+    api.create(&PostParams::default(), &p).await?;
+    api.delete("held", &DeleteParams::default()).await?;
+    let more = json!({"metadata": {"finalizers": ["example.com/a", "example.com/b"]}});
+    let e = api
+        .patch("held", &PatchParams::default(), &Patch::Merge(more))
+        .await
+        .err()
+        .ok_or("a finalizer was added")?;
+    assert_eq!(api_code(&e), Some(422));
+    server.shutdown().await;
+    Ok(())
+}
