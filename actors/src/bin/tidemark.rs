@@ -4,7 +4,7 @@ use anyhow::{Context as _, bail};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;
-use tidemark_actors::embedded::{DemoOptions, run_demo};
+use tidemark_actors::embedded::{DemoOptions, run_demo, summarize_cluster, with_user_agent};
 use tidemark_actors::manager::{Manager, ManagerConfig, ONBOARDED};
 use tidemark_engine::FeatureGates;
 
@@ -111,6 +111,25 @@ fn main() -> anyhow::Result<()> {
     run_cluster(args, manager)
 }
 
+/// Resolves on SIGTERM (how Kubernetes stops a Pod) or Ctrl-C.
+async fn wait_for_stop_signal() {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await
+            }
+        }
+    };
+    tokio::select! {
+        _ = term => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+}
+
 fn run_cluster(args: RunArgs, config: ManagerConfig) -> anyhow::Result<()> {
     let io = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -129,34 +148,38 @@ fn run_cluster(args: RunArgs, config: ManagerConfig) -> anyhow::Result<()> {
             }
             None => kube::Config::infer().await?,
         };
-        anyhow::Ok(kube::Client::try_from(kube_config)?)
+        anyhow::Ok(kube::Client::try_from(with_user_agent(kube_config))?)
     })?;
     let system = actix::System::new();
     let handle = io.handle().clone();
     system.block_on(async move {
         let manager = Manager::start(&config, client, &handle)?;
         let started = std::time::Instant::now();
+        let stop = wait_for_stop_signal();
         match args.duration {
             Some(secs) => {
                 tokio::select! {
                     _ = tokio::time::sleep(Duration::from_secs(secs)) => {}
-                    _ = tokio::signal::ctrl_c() => {}
+                    _ = stop => {}
                 }
             }
-            None => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
+            None => stop.await,
         }
         let stats = manager.stats().await;
-        println!(
-            "tidemark summary: {:.1}s reconciles={} stale_sync_skips={} writes={} parked={}",
-            started.elapsed().as_secs_f64(),
-            stats.reconciles(),
-            stats.stale_sync_skips(),
-            stats.writes_sent,
-            stats.parked()
+        let summary = summarize_cluster(
+            &stats,
+            started.elapsed(),
+            config.gates.consistency_for("ReplicaSet"),
         );
-        manager.stop();
+        let unanswered = manager.shutdown(Duration::from_secs(5)).await;
+        if unanswered > 0 {
+            tracing::warn!(unanswered, "writes still in flight at shutdown");
+        }
+        println!("{}", summary.render());
+        if let Some(path) = &args.summary_json {
+            std::fs::write(path, serde_json::to_vec_pretty(&summary)?)
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
         anyhow::Ok(())
     })?;
     io.shutdown_timeout(Duration::from_secs(2));
