@@ -84,6 +84,28 @@ async fn put_expire_watches(State(s): State<AdminState>, body: Bytes) -> Respons
     Json(s.faults.to_json()).into_response()
 }
 
+#[derive(serde::Deserialize)]
+struct WatchStall {
+    resource: String,
+    stalled: bool,
+}
+
+async fn put_watch_stall(State(s): State<AdminState>, body: Bytes) -> Response {
+    let req: WatchStall = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => {
+            return bad(format!(
+                "expected {{\"resource\":\"pods\",\"stalled\":true}}: {e}"
+            ));
+        }
+    };
+    let Some(resource) = Resource::from_plural(&req.resource) else {
+        return bad(format!("unknown resource {:?}", req.resource));
+    };
+    s.faults.set_watch_stall(resource, req.stalled);
+    Json(s.faults.to_json()).into_response()
+}
+
 async fn get_violations(State(s): State<AdminState>) -> Json<serde_json::Value> {
     Json(json!({
         "revision": s.store.current_revision(),
@@ -98,6 +120,7 @@ pub fn router(state: AdminState) -> Router {
         .route("/faults", get(get_faults))
         .route("/faults/watch-delay", put(put_watch_delay))
         .route("/faults/drop-watches", post(post_drop_watches))
+        .route("/faults/watch-stall", put(put_watch_stall))
         .route("/faults/expire-watches", put(put_expire_watches))
         .route("/oracle", get(get_violations))
         .route("/healthz", get(|| async { "ok" }))

@@ -1,7 +1,7 @@
 //! Fault injection settings that can change while the server runs: per-resource watch delay,
 //! dropped watch connections, and a forced `410 Gone` on the next watches.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -13,6 +13,7 @@ use crate::resource::Resource;
 pub struct Faults {
     watch_delay_micros: [AtomicU64; Resource::ALL.len()],
     expire_next_watches: [AtomicU64; Resource::ALL.len()],
+    stalled: [AtomicBool; Resource::ALL.len()],
     drop_epoch: AtomicU64,
     changed: watch::Sender<u64>,
 }
@@ -22,6 +23,7 @@ impl Default for Faults {
         Faults {
             watch_delay_micros: std::array::from_fn(|_| AtomicU64::new(0)),
             expire_next_watches: std::array::from_fn(|_| AtomicU64::new(0)),
+            stalled: std::array::from_fn(|_| AtomicBool::new(false)),
             drop_epoch: AtomicU64::new(0),
             changed: watch::Sender::new(0),
         }
@@ -39,6 +41,18 @@ impl Faults {
     /// The current watch delay for `resource`.
     pub fn watch_delay(&self, resource: Resource) -> Duration {
         Duration::from_micros(self.watch_delay_micros[resource.index()].load(Ordering::Relaxed))
+    }
+
+    /// Stalls (or resumes) every watch of `resource`: while stalled a watch sends nothing, no
+    /// events and no bookmarks, though its connection stays open; on resume it catches up.
+    pub fn set_watch_stall(&self, resource: Resource, stalled: bool) {
+        self.stalled[resource.index()].store(stalled, Ordering::Relaxed);
+        self.changed.send_modify(|g| *g = g.wrapping_add(1));
+    }
+
+    /// Whether watches of `resource` are stalled.
+    pub fn is_stalled(&self, resource: Resource) -> bool {
+        self.stalled[resource.index()].load(Ordering::Relaxed)
     }
 
     /// Closes every open watch connection (of every resource), as a restarted API server or a
@@ -83,8 +97,18 @@ impl Faults {
             let left = self.expire_next_watches[r.index()].load(Ordering::Relaxed);
             expiries.insert(r.plural().to_string(), serde_json::Value::from(left));
         }
+        let stalled: serde_json::Map<_, _> = Resource::ALL
+            .iter()
+            .map(|r| {
+                (
+                    r.plural().to_string(),
+                    serde_json::Value::from(self.is_stalled(*r)),
+                )
+            })
+            .collect();
         serde_json::json!({
             "watchDelayMillis": delays,
+            "watchStalled": stalled,
             "expireNextWatches": expiries,
             "watchDropEpoch": self.drop_epoch(),
         })
@@ -114,6 +138,16 @@ mod tests {
         assert!(!f.take_forced_expiry(Resource::ReplicaSets));
         assert!(f.take_forced_expiry(Resource::Pods));
         assert!(!f.take_forced_expiry(Resource::Pods));
+    }
+
+    #[test]
+    fn a_stall_is_per_resource() {
+        let f = Faults::default();
+        f.set_watch_stall(Resource::Pods, true);
+        assert!(f.is_stalled(Resource::Pods));
+        assert!(!f.is_stalled(Resource::ReplicaSets));
+        f.set_watch_stall(Resource::Pods, false);
+        assert!(!f.is_stalled(Resource::Pods));
     }
 
     #[test]

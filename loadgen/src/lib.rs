@@ -64,12 +64,15 @@ pub mod openapi;
 mod options;
 pub mod oracle;
 pub mod patch;
+pub mod report;
 pub mod resource;
 pub mod routes;
+pub mod scenario;
 pub mod selector;
 pub mod server;
 pub mod status;
 pub mod store;
+pub mod stress;
 pub mod validation;
 pub mod watch;
 

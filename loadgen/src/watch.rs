@@ -165,8 +165,9 @@ async fn run(
             }
         }
         let delay = ctx.faults.watch_delay(r);
+        let stalled = ctx.faults.is_stalled(r);
         let now = Instant::now();
-        while let Some(e) = pending.front() {
+        while let Some(e) = pending.front().filter(|_| !stalled) {
             if Instant::from_std(e.at) + delay > now {
                 break;
             }
@@ -182,12 +183,15 @@ async fn run(
         }
         // Every event of this resource at or below `through` has been sent.
         let through = pending.front().map_or(fetched, |e| e.rev - 1);
-        let due = pending.front().map(|e| Instant::from_std(e.at) + delay);
+        let due = pending
+            .front()
+            .filter(|_| !stalled)
+            .map(|e| Instant::from_std(e.at) + delay);
         tokio::select! {
             changed = rev_rx.changed() => if changed.is_err() { return },
             _ = faults_rx.changed() => if ctx.faults.drop_epoch() != epoch { return },
             _ = tokio::time::sleep_until(due.unwrap_or(deadline)), if due.is_some() => {},
-            _ = ticker.tick(), if req.bookmarks => {
+            _ = ticker.tick(), if req.bookmarks && !stalled => {
                 if !send(bookmark(r, through, false)).await { return }
             },
             _ = tokio::time::sleep_until(deadline) => return,

@@ -39,6 +39,32 @@ enum Command {
         #[arg(long)]
         no_kubelet: bool,
     },
+    /// Run a stress scenario: the server, `tidemark run` as a separate process, the workload and
+    /// faults, then convergence and the oracle. Exits 0 only with no violation and convergence.
+    Stress {
+        /// A scenario name (from loadgen/scenarios) or a TOML file.
+        #[arg(long)]
+        scenario: String,
+        /// Seed of every random choice.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Stale-cache protection in the manager.
+        #[arg(long, value_enum, default_value_t = Gate::On)]
+        gate: Gate,
+        /// Write the JSON report here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// The tidemark binary (default: the one beside loadgen).
+        #[arg(long)]
+        tidemark: Option<PathBuf>,
+    },
+}
+
+/// `--gate on|off`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Gate {
+    On,
+    Off,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -85,6 +111,48 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 .await
                 .context("waiting for Ctrl-C")?;
             server.shutdown().await;
+            Ok(())
+        }
+        Command::Stress {
+            scenario,
+            seed,
+            gate,
+            json,
+            tidemark,
+        } => {
+            let scenario = tidemark_loadgen::scenario::Scenario::load(&scenario)?;
+            let work_dir = std::env::temp_dir().join(format!(
+                "loadgen-stress-{}-{}",
+                scenario.name,
+                std::process::id()
+            ));
+            let options = tidemark_loadgen::stress::StressOptions {
+                scenario,
+                seed,
+                gate: gate == Gate::On,
+                tidemark: tidemark.unwrap_or_else(tidemark_loadgen::stress::default_tidemark),
+                work_dir,
+            };
+            let report = tidemark_loadgen::stress::run(options).await?;
+            let text = serde_json::to_string_pretty(&report)?;
+            if let Some(path) = json {
+                std::fs::write(&path, &text)
+                    .with_context(|| format!("writing {}", path.display()))?;
+            }
+            println!("{text}");
+            eprintln!(
+                "stress {} seed {} gate {}: {} violation(s), converged={} in {:.1}s, stale_sync_skips={}",
+                report.scenario,
+                report.seed,
+                report.gate,
+                report.violations.len(),
+                report.converged,
+                report.convergence_seconds,
+                report.stale_sync_skips
+            );
+            if !report.passed() {
+                std::process::exit(1);
+            }
             Ok(())
         }
     }

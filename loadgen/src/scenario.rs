@@ -1,0 +1,313 @@
+//! Stress scenarios: a TOML file naming the workload, the faults over time, the invariants and
+//! the convergence bound.
+
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::resource::Resource;
+
+/// Why a scenario could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioError {
+    /// Neither a file nor a known scenario name.
+    #[error("no scenario {0:?} (looked for the file and for {1})")]
+    NotFound(String, String),
+    /// The file could not be read.
+    #[error("reading {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// The file is not a valid scenario.
+    #[error("parsing {path}: {message}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// A stress scenario.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Its name.
+    pub name: String,
+    /// What it shows.
+    #[serde(default)]
+    pub description: String,
+    /// Simulated API server settings.
+    #[serde(default)]
+    pub server: ServerSettings,
+    /// Settings passed to `tidemark run`.
+    #[serde(default)]
+    pub manager: ManagerSettings,
+    /// What the workload does.
+    pub workload: Workload,
+    /// Faults over time.
+    #[serde(default)]
+    pub faults: Vec<FaultWindow>,
+    /// What must hold.
+    pub invariants: Invariants,
+}
+
+/// Simulated API server settings.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSettings {
+    /// Kubelet emulation: a new Pod becomes Running and Ready after this long.
+    #[serde(default = "default_ready_ms")]
+    pub kubelet_ready_after_ms: u64,
+    /// Bookmark interval of watches.
+    #[serde(default = "default_bookmark_ms")]
+    pub bookmark_interval_ms: u64,
+}
+
+fn default_ready_ms() -> u64 {
+    100
+}
+fn default_bookmark_ms() -> u64 {
+    1_000
+}
+
+impl Default for ServerSettings {
+    fn default() -> Self {
+        Self {
+            kubelet_ready_after_ms: default_ready_ms(),
+            bookmark_interval_ms: default_bookmark_ms(),
+        }
+    }
+}
+
+/// Settings passed to `tidemark run`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ManagerSettings {
+    /// `--kube-api-qps`.
+    #[serde(default = "default_qps")]
+    pub qps: f32,
+    /// `--kube-api-burst`.
+    #[serde(default = "default_burst")]
+    pub burst: u32,
+    /// `--shards`.
+    #[serde(default = "default_shards")]
+    pub shards: usize,
+}
+
+fn default_qps() -> f32 {
+    20.0
+}
+fn default_burst() -> u32 {
+    30
+}
+fn default_shards() -> usize {
+    2
+}
+
+impl Default for ManagerSettings {
+    fn default() -> Self {
+        Self {
+            qps: default_qps(),
+            burst: default_burst(),
+            shards: default_shards(),
+        }
+    }
+}
+
+/// ReplicaSets scaled through steps; the seed picks each step's order and per-set jitter.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Workload {
+    /// Namespace of the workload.
+    #[serde(default = "default_namespace")]
+    pub namespace: String,
+    /// How many ReplicaSets.
+    pub replicasets: usize,
+    /// Their replicas at the start.
+    #[serde(default)]
+    pub initial_replicas: i32,
+    /// The replicas every ReplicaSet is scaled to, step by step.
+    pub steps: Vec<i32>,
+    /// Time between steps.
+    pub step_every_seconds: f64,
+    /// Each ReplicaSet's target is the step's plus a seeded offset in `-jitter..=jitter` (never
+    /// below 0).
+    #[serde(default)]
+    pub jitter: i32,
+}
+
+fn default_namespace() -> String {
+    "stress".into()
+}
+
+/// What kind of fault.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FaultKind {
+    /// Events of `resource` are delivered `millis` after their commit.
+    WatchDelay,
+    /// Watches of `resource` send nothing (no events, no bookmarks).
+    WatchStall,
+    /// Every open watch is closed once, at the window's start.
+    DropWatches,
+    /// The next `count` watches of `resource` from a resourceVersion get `410 Gone`.
+    ExpireWatches,
+}
+
+/// A fault active from `from_seconds` until `until_seconds` after the workload starts.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FaultWindow {
+    /// The fault.
+    pub kind: FaultKind,
+    /// The resource it applies to (plural, e.g. `pods`), where it applies to one.
+    #[serde(default)]
+    pub resource: Option<String>,
+    /// Start, seconds after the workload starts.
+    pub from_seconds: f64,
+    /// End (the fault is undone); defaults to the start for one-shot faults.
+    #[serde(default)]
+    pub until_seconds: Option<f64>,
+    /// For `watch-delay`.
+    #[serde(default)]
+    pub millis: u64,
+    /// For `expire-watches`.
+    #[serde(default)]
+    pub count: u64,
+}
+
+impl FaultWindow {
+    /// The resource, parsed.
+    pub fn resource(&self) -> Option<Resource> {
+        self.resource.as_deref().and_then(Resource::from_plural)
+    }
+    /// When it starts.
+    pub fn from(&self) -> Duration {
+        Duration::from_secs_f64(self.from_seconds.max(0.0))
+    }
+    /// When it ends.
+    pub fn until(&self) -> Duration {
+        Duration::from_secs_f64(
+            self.until_seconds
+                .unwrap_or(self.from_seconds)
+                .max(self.from_seconds),
+        )
+    }
+}
+
+/// The invariants and the liveness bound.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Invariants {
+    /// Invariants checked (names as reported).
+    pub check: Vec<String>,
+    /// Every key must converge within this long after the last step and fault.
+    pub convergence_bound_seconds: f64,
+}
+
+impl Scenario {
+    /// Parses a scenario from TOML text; `origin` names it in errors.
+    pub fn parse(text: &str, origin: &Path) -> Result<Self, ScenarioError> {
+        let scenario: Scenario = toml::from_str(text).map_err(|e| ScenarioError::Parse {
+            path: origin.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        for fault in &scenario.faults {
+            let needs_resource = !matches!(fault.kind, FaultKind::DropWatches);
+            if needs_resource && fault.resource().is_none() {
+                return Err(ScenarioError::Parse {
+                    path: origin.to_path_buf(),
+                    message: format!(
+                        "fault {:?} needs a known resource, got {:?}",
+                        fault.kind, fault.resource
+                    ),
+                });
+            }
+        }
+        Ok(scenario)
+    }
+
+    /// Loads a scenario from a file path, or by name from `loadgen/scenarios/NAME.toml`.
+    pub fn load(name_or_file: &str) -> Result<Self, ScenarioError> {
+        let direct = PathBuf::from(name_or_file);
+        let shipped = scenarios_dir().join(format!("{name_or_file}.toml"));
+        let path = if direct.is_file() {
+            direct
+        } else {
+            shipped.clone()
+        };
+        if !path.is_file() {
+            return Err(ScenarioError::NotFound(
+                name_or_file.to_string(),
+                shipped.display().to_string(),
+            ));
+        }
+        let text = std::fs::read_to_string(&path).map_err(|source| ScenarioError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        Self::parse(&text, &path)
+    }
+
+    /// When the workload's last step and last fault are over.
+    pub fn active_duration(&self) -> Duration {
+        let steps = self.workload.step_every_seconds.max(0.0) * self.workload.steps.len() as f64;
+        let faults = self
+            .faults
+            .iter()
+            .map(|f| f.until().as_secs_f64())
+            .fold(0.0, f64::max);
+        Duration::from_secs_f64(steps.max(faults))
+    }
+}
+
+/// Where shipped scenarios live.
+pub fn scenarios_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_shipped_scenario_parses() {
+        let mut seen = 0;
+        for entry in std::fs::read_dir(scenarios_dir()).expect("scenarios dir") {
+            let path = entry.expect("entry").path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                let name = path
+                    .file_stem()
+                    .and_then(|s| s.to_str())
+                    .expect("name")
+                    .to_string();
+                let scenario = Scenario::load(&name).expect("parses");
+                assert_eq!(scenario.name, name, "file name and scenario name agree");
+                seen += 1;
+            }
+        }
+        assert!(seen >= 2);
+    }
+
+    #[test]
+    fn an_unknown_field_or_resource_is_a_clear_error() {
+        let bad = "name='x'\nbogus=1\n[workload]\nreplicasets=1\nsteps=[1]\nstep_every_seconds=1\n[invariants]\ncheck=[]\nconvergence_bound_seconds=1\n";
+        assert!(matches!(
+            Scenario::parse(bad, Path::new("x")),
+            Err(ScenarioError::Parse { .. })
+        ));
+        let bad_fault = "name='x'\n[workload]\nreplicasets=1\nsteps=[1]\nstep_every_seconds=1\n[invariants]\ncheck=[]\nconvergence_bound_seconds=1\n[[faults]]\nkind='watch-delay'\nresource='gizmos'\nfrom_seconds=0\n";
+        let err = Scenario::parse(bad_fault, Path::new("x")).expect_err("unknown resource");
+        assert!(err.to_string().contains("gizmos"));
+    }
+
+    #[test]
+    fn a_missing_scenario_names_where_it_looked() {
+        let err = Scenario::load("no-such-scenario").expect_err("missing");
+        assert!(err.to_string().contains("no-such-scenario.toml"));
+    }
+}
