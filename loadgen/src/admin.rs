@@ -106,6 +106,42 @@ async fn put_watch_stall(State(s): State<AdminState>, body: Bytes) -> Response {
     Json(s.faults.to_json()).into_response()
 }
 
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RequestFaultSettings {
+    #[serde(default)]
+    errors: Vec<crate::request_faults::ErrorRule>,
+    #[serde(default)]
+    latency: Vec<crate::request_faults::LatencyRule>,
+    #[serde(default)]
+    lose_write_responses: f64,
+}
+
+/// Replaces the request faults (`DELETE` clears them).
+async fn put_request_faults(State(s): State<AdminState>, body: Bytes) -> Response {
+    let req: RequestFaultSettings = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => {
+            return bad(format!(
+                "expected {{\"errors\":[..],\"latency\":[..],\"loseWriteResponses\":F}}: {e}"
+            ));
+        }
+    };
+    let requests = s.faults.requests();
+    requests.clear();
+    req.errors.into_iter().for_each(|r| requests.add_error(r));
+    req.latency
+        .into_iter()
+        .for_each(|r| requests.add_latency(r));
+    requests.lose_write_responses(req.lose_write_responses);
+    Json(s.faults.to_json()).into_response()
+}
+
+async fn delete_request_faults(State(s): State<AdminState>) -> Json<serde_json::Value> {
+    s.faults.requests().clear();
+    Json(s.faults.to_json())
+}
+
 async fn get_violations(State(s): State<AdminState>) -> Json<serde_json::Value> {
     Json(json!({
         "revision": s.store.current_revision(),
@@ -121,6 +157,10 @@ pub fn router(state: AdminState) -> Router {
         .route("/faults/watch-delay", put(put_watch_delay))
         .route("/faults/drop-watches", post(post_drop_watches))
         .route("/faults/watch-stall", put(put_watch_stall))
+        .route(
+            "/faults/requests",
+            put(put_request_faults).delete(delete_request_faults),
+        )
         .route("/faults/expire-watches", put(put_expire_watches))
         .route("/oracle", get(get_violations))
         .route("/healthz", get(|| async { "ok" }))

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
+use crate::request_faults::RequestFaults;
 use crate::resource::Resource;
 
 /// Run-time fault settings, shared by every connection. Cheap to read.
@@ -15,6 +16,7 @@ pub struct Faults {
     expire_next_watches: [AtomicU64; Resource::ALL.len()],
     stalled: [AtomicBool; Resource::ALL.len()],
     drop_epoch: AtomicU64,
+    requests: RequestFaults,
     changed: watch::Sender<u64>,
 }
 
@@ -25,6 +27,7 @@ impl Default for Faults {
             expire_next_watches: std::array::from_fn(|_| AtomicU64::new(0)),
             stalled: std::array::from_fn(|_| AtomicBool::new(false)),
             drop_epoch: AtomicU64::new(0),
+            requests: RequestFaults::default(),
             changed: watch::Sender::new(0),
         }
     }
@@ -80,6 +83,11 @@ impl Faults {
             .is_ok()
     }
 
+    /// Request faults (errors, latency, lost write responses).
+    pub fn requests(&self) -> &RequestFaults {
+        &self.requests
+    }
+
     /// A receiver that is notified whenever a setting changes.
     pub fn subscribe(&self) -> watch::Receiver<u64> {
         self.changed.subscribe()
@@ -111,6 +119,7 @@ impl Faults {
             "watchStalled": stalled,
             "expireNextWatches": expiries,
             "watchDropEpoch": self.drop_epoch(),
+            "requests": self.requests.to_json(),
         })
     }
 }

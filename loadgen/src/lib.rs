@@ -65,6 +65,7 @@ mod options;
 pub mod oracle;
 pub mod patch;
 pub mod report;
+pub mod request_faults;
 pub mod resource;
 pub mod routes;
 pub mod scenario;

@@ -156,6 +156,13 @@ pub enum FaultKind {
     DropWatches,
     /// The next `count` watches of `resource` from a resourceVersion get `410 Gone`.
     ExpireWatches,
+    /// `code` (429/500/503, with `retry_after_seconds`) on `fraction` of the requests matching
+    /// `verb` and `resource`.
+    ApiErrors,
+    /// `millis` added to every request matching `verb` and `resource`.
+    Latency,
+    /// `fraction` of writes are applied but answered with a `504` (the outcome is unknown).
+    LoseWriteResponses,
 }
 
 /// A fault active from `from_seconds` until `until_seconds` after the workload starts.
@@ -178,6 +185,18 @@ pub struct FaultWindow {
     /// For `expire-watches`.
     #[serde(default)]
     pub count: u64,
+    /// For `api-errors` and `latency`: the Kubernetes verb matched (all when absent).
+    #[serde(default)]
+    pub verb: Option<String>,
+    /// For `api-errors` and `lose-write-responses`.
+    #[serde(default)]
+    pub fraction: f64,
+    /// For `api-errors`.
+    #[serde(default)]
+    pub code: u16,
+    /// For `api-errors`.
+    #[serde(default)]
+    pub retry_after_seconds: u64,
 }
 
 impl FaultWindow {
@@ -217,7 +236,10 @@ impl Scenario {
             message: e.to_string(),
         })?;
         for fault in &scenario.faults {
-            let needs_resource = !matches!(fault.kind, FaultKind::DropWatches);
+            let needs_resource = matches!(
+                fault.kind,
+                FaultKind::WatchDelay | FaultKind::WatchStall | FaultKind::ExpireWatches
+            ) || fault.resource.is_some();
             if needs_resource && fault.resource().is_none() {
                 return Err(ScenarioError::Parse {
                     path: origin.to_path_buf(),

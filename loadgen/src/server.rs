@@ -156,7 +156,13 @@ pub async fn start(config: ServerConfig) -> Result<ApiServer, ServerError> {
             shutdown: stop.clone(),
         },
     });
-    let api = Router::new().fallback(handlers::handle).with_state(app);
+    let api = Router::new()
+        .fallback(handlers::handle)
+        .with_state(app)
+        .layer(axum::middleware::from_fn_with_state(
+            faults.clone(),
+            crate::request_faults::layer,
+        ));
     let admin = admin::router(AdminState {
         faults: faults.clone(),
         store: store.clone(),

@@ -4,6 +4,7 @@
 use crate::faults::Faults;
 use crate::oracle::{ReplicaSetTruth, Verb, ViolationKind};
 use crate::report::{FaultEvent, ReportedViolation, StressReport, WriteCounts};
+use crate::request_faults::{ErrorRule, LatencyRule, Match};
 use crate::resource::Resource;
 use crate::scenario::{FaultKind, FaultWindow, Scenario};
 use crate::server::{ApiServer, ServerConfig, ServerError, start};
@@ -161,6 +162,13 @@ fn timeline(scenario: &Scenario, seed: u64) -> Vec<(Duration, Action)> {
     actions
 }
 
+fn matching(fault: &FaultWindow) -> Match {
+    Match {
+        verb: fault.verb.clone(),
+        resource: fault.resource.clone(),
+    }
+}
+
 fn apply_fault(faults: &Faults, fault: &FaultWindow, on: bool) -> String {
     let resource = fault.resource().unwrap_or(Resource::Pods);
     match (fault.kind, on) {
@@ -185,6 +193,39 @@ fn apply_fault(faults: &Faults, fault: &FaultWindow, on: bool) -> String {
             format!("next {} {resource} watches get 410", fault.count)
         }
         (FaultKind::DropWatches | FaultKind::ExpireWatches, false) => "one-shot fault over".into(),
+        (FaultKind::ApiErrors, true) => {
+            faults.requests().add_error(ErrorRule {
+                matching: matching(fault),
+                fraction: fault.fraction,
+                code: fault.code,
+                retry_after_seconds: fault.retry_after_seconds,
+            });
+            format!(
+                "{} on {:.0}% of {:?} {:?} requests",
+                fault.code,
+                fault.fraction * 100.0,
+                fault.verb,
+                fault.resource
+            )
+        }
+        (FaultKind::Latency, true) => {
+            faults.requests().add_latency(LatencyRule {
+                matching: matching(fault),
+                millis: fault.millis,
+            });
+            format!(
+                "{} ms latency on {:?} {:?} requests",
+                fault.millis, fault.verb, fault.resource
+            )
+        }
+        (FaultKind::LoseWriteResponses, true) => {
+            faults.requests().lose_write_responses(fault.fraction);
+            format!("{:.0}% of write responses lost", fault.fraction * 100.0)
+        }
+        (FaultKind::ApiErrors | FaultKind::Latency | FaultKind::LoseWriteResponses, false) => {
+            faults.requests().clear();
+            "request faults cleared".into()
+        }
     }
 }
 
@@ -258,6 +299,7 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
         ..ServerConfig::default()
     })
     .await?;
+    server.faults().requests().seed(options.seed);
     let namespace = scenario.workload.namespace.as_str();
     for i in 0..scenario.workload.replicasets {
         server.create(

@@ -1,0 +1,89 @@
+//! Request faults seen by a kube-rs client: errors with Retry-After, latency, lost responses.
+
+mod common;
+
+use common::{client_without_retries, pod, pods, quiet_config};
+use kube::api::PostParams;
+use std::time::{Duration, Instant};
+use tidemark_loadgen::Resource;
+use tidemark_loadgen::request_faults::{ErrorRule, LatencyRule, Match};
+
+fn api_code(err: kube::Error) -> (u16, String) {
+    match err {
+        kube::Error::Api(s) => (s.code, s.reason),
+        other => panic!("expected an API error, got {other}"),
+    }
+}
+
+#[tokio::test]
+async fn a_429_rule_fails_matching_creates_with_retry_after_and_spares_the_rest() {
+    let server = tidemark_loadgen::start(quiet_config())
+        .await
+        .expect("server");
+    let client = client_without_retries(&server.url()).expect("client");
+    server.faults().requests().add_error(ErrorRule {
+        matching: Match {
+            verb: Some("create".into()),
+            resource: Some("pods".into()),
+        },
+        fraction: 1.0,
+        code: 429,
+        retry_after_seconds: 2,
+    });
+    let err = pods(&client, "ns")
+        .create(&PostParams::default(), &pod("a"))
+        .await
+        .expect_err("429");
+    assert_eq!(api_code(err), (429, "TooManyRequests".to_string()));
+    assert!(
+        pods(&client, "ns").list(&Default::default()).await.is_ok(),
+        "lists are not matched"
+    );
+    server.faults().requests().clear();
+    pods(&client, "ns")
+        .create(&PostParams::default(), &pod("a"))
+        .await
+        .expect("cleared");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn latency_delays_matching_requests() {
+    let server = tidemark_loadgen::start(quiet_config())
+        .await
+        .expect("server");
+    let client = client_without_retries(&server.url()).expect("client");
+    server.faults().requests().add_latency(LatencyRule {
+        matching: Match {
+            verb: Some("list".into()),
+            resource: None,
+        },
+        millis: 150,
+    });
+    let started = Instant::now();
+    pods(&client, "ns")
+        .list(&Default::default())
+        .await
+        .expect("list");
+    assert!(started.elapsed() >= Duration::from_millis(150));
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_lost_write_response_is_a_504_though_the_write_was_applied() {
+    let server = tidemark_loadgen::start(quiet_config())
+        .await
+        .expect("server");
+    let client = client_without_retries(&server.url()).expect("client");
+    server.faults().requests().lose_write_responses(1.0);
+    let err = pods(&client, "ns")
+        .create(&PostParams::default(), &pod("ghost"))
+        .await
+        .expect_err("504");
+    assert_eq!(api_code(err).0, 504);
+    assert!(
+        server.get(Resource::Pods, "ns", "ghost").is_some(),
+        "the create happened"
+    );
+    server.shutdown().await;
+}
