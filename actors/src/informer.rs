@@ -7,7 +7,7 @@ use crate::shard_actor::{Batch, ProbeRequest, Replace, ShardActor};
 use actix::Addr;
 use futures::{StreamExt, future::join_all};
 use kube::Client;
-use kube::api::{ListParams, WatchEvent, WatchParams};
+use kube::api::{ListParams, VersionMatch, WatchEvent, WatchParams};
 use kube::core::{ObjectList, Request};
 use serde_json::value::RawValue;
 use std::sync::Arc;
@@ -79,6 +79,26 @@ pub struct InformerState {
     pub lenient: AtomicU64,
     /// Probes answered.
     pub probes: AtomicU64,
+    /// Lists refused because they were older than what the informer had already seen.
+    pub stale_lists: AtomicU64,
+}
+
+/// Why a list did not replace the shards' slices.
+#[derive(Debug, thiserror::Error)]
+pub enum ListError {
+    /// The request failed.
+    #[error(transparent)]
+    Api(#[from] kube::Error),
+    /// The server answered with a list older than what this informer has already seen.
+    #[error(
+        "list at {listed} is older than the {seen} already seen: refusing to move the cache back in time"
+    )]
+    OlderThanSeen {
+        /// The list's version.
+        listed: ResourceVersion,
+        /// The highest version seen before.
+        seen: ResourceVersion,
+    },
 }
 
 /// Why a watch ended.
@@ -174,14 +194,26 @@ impl Informer {
     }
 
     /// A consistent paged list (`resourceVersion` unset), replaced into every shard at once.
-    async fn list(&mut self) -> Result<String, kube::Error> {
+    ///
+    /// A relist asks for `resourceVersionMatch=NotOlderThan` the highest version this informer
+    /// has seen, and a list older than that is refused: replacing the cache with it would move
+    /// the cache back in time (the "time travel" of a lagging API server replica), and keys whose
+    /// records were cleared as caught up would then act on a past state.
+    async fn list(&mut self) -> Result<String, ListError> {
         let path = collection(self.resource, None);
         let mut per_shard: Vec<Vec<Object>> = vec![Vec::new(); self.shards.len()];
         let mut token: Option<String> = None;
+        let seen = ResourceVersion::new(self.state.watermark.load(Ordering::Relaxed));
         let version = loop {
+            let (resource_version, version_match) = match (&token, seen) {
+                (None, Some(seen)) => (Some(seen.to_string()), Some(VersionMatch::NotOlderThan)),
+                _ => (None, None),
+            };
             let params = ListParams {
                 limit: Some(PAGE_SIZE),
                 continue_token: token.clone(),
+                resource_version,
+                version_match,
                 ..ListParams::default()
             };
             let request = Request::new(&path)
@@ -199,6 +231,12 @@ impl Informer {
             }
         };
         let parsed = version_of(Some(&version));
+        if let (Some(seen), Some(listed)) = (seen, parsed)
+            && listed < seen
+        {
+            self.state.stale_lists.fetch_add(1, Ordering::Relaxed);
+            return Err(ListError::OlderThanSeen { listed, seen });
+        }
         let sends = self.shards.iter().zip(per_shard).map(|(shard, objects)| {
             shard.send(Replace {
                 resource: self.resource,

@@ -17,6 +17,7 @@ pub struct Faults {
     stalled: [AtomicBool; Resource::ALL.len()],
     drop_epoch: AtomicU64,
     requests: RequestFaults,
+    lagging_replica_micros: [AtomicU64; Resource::ALL.len()],
     changed: watch::Sender<u64>,
 }
 
@@ -28,6 +29,7 @@ impl Default for Faults {
             stalled: std::array::from_fn(|_| AtomicBool::new(false)),
             drop_epoch: AtomicU64::new(0),
             requests: RequestFaults::default(),
+            lagging_replica_micros: std::array::from_fn(|_| AtomicU64::new(0)),
             changed: watch::Sender::new(0),
         }
     }
@@ -83,6 +85,26 @@ impl Faults {
             .is_ok()
     }
 
+    /// The "time travel" fault of the Sieve paper (OSDI '22): clients are redirected to a second
+    /// replica whose watch cache of `resource` lags `lag` behind the store (kube-apiserver keeps
+    /// one cache per resource, each fed by its own etcd watch). Its watches of `resource`
+    /// deliver events `lag` late, and its reads that may come from a cache (`resourceVersion`
+    /// unset, `"0"`, or `NotOlderThan` an older version) show the state of `lag` ago. Turning it
+    /// on drops every open watch, as a redirect would; `Duration::ZERO` turns it off.
+    pub fn set_lagging_replica(&self, resource: Resource, lag: Duration) {
+        let micros = u64::try_from(lag.as_micros()).unwrap_or(u64::MAX);
+        self.lagging_replica_micros[resource.index()].store(micros, Ordering::Relaxed);
+        if !lag.is_zero() {
+            self.drop_epoch.fetch_add(1, Ordering::Relaxed);
+        }
+        self.changed.send_modify(|g| *g = g.wrapping_add(1));
+    }
+
+    /// The lag of `resource` on the replica clients are on (zero: the primary).
+    pub fn lagging_replica(&self, resource: Resource) -> Duration {
+        Duration::from_micros(self.lagging_replica_micros[resource.index()].load(Ordering::Relaxed))
+    }
+
     /// Request faults (errors, latency, lost write responses).
     pub fn requests(&self) -> &RequestFaults {
         &self.requests
@@ -120,6 +142,10 @@ impl Faults {
             "expireNextWatches": expiries,
             "watchDropEpoch": self.drop_epoch(),
             "requests": self.requests.to_json(),
+            "laggingReplicaMillis": Resource::ALL
+                .iter()
+                .map(|r| (r.plural().to_string(), serde_json::Value::from(u64::try_from(self.lagging_replica(*r).as_millis()).unwrap_or(u64::MAX))))
+                .collect::<serde_json::Map<_, _>>(),
         })
     }
 }

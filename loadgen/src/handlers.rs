@@ -578,6 +578,7 @@ async fn list_or_watch(
         limit,
         continue_token,
         read_at: list::read_at(rv, q.get("resourceVersionMatch"))?,
+        lag: app.watch.faults.lagging_replica(resource),
     };
     let body = list::list(&app.store, &req).await?;
     Ok(json_response(StatusCode::OK, body))

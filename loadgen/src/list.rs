@@ -71,6 +71,9 @@ pub struct ListRequest {
     pub continue_token: Option<ContinueToken>,
     /// Which revision to read.
     pub read_at: ReadAt,
+    /// The lagging-replica fault: reads that may come from a cache are served this far in the
+    /// past (see [`crate::faults::Faults::set_lagging_replica`]).
+    pub lag: std::time::Duration,
 }
 
 fn parse_rv(s: &str) -> Result<u64, ApiError> {
@@ -114,8 +117,9 @@ pub async fn list(store: &Store, req: &ListRequest) -> Result<Bytes, ApiError> {
             (t.rv, Some((t.ns.clone(), t.name.clone())))
         }
         None => {
+            let lagged = (!req.lag.is_zero()).then(|| store.revision_before(req.lag));
             let rev = match req.read_at {
-                ReadAt::Current => store.current_revision(),
+                ReadAt::Current => lagged.unwrap_or_else(|| store.current_revision()),
                 ReadAt::NotOlderThan(want) | ReadAt::Exact(want) => {
                     if store.current_revision() < want
                         && !store.wait_for_revision(want, FUTURE_RV_WAIT).await
@@ -129,7 +133,9 @@ pub async fn list(store: &Store, req: &ListRequest) -> Result<Bytes, ApiError> {
                     }
                     match req.read_at {
                         ReadAt::Exact(_) => want,
-                        _ => store.current_revision(),
+                        // A lagging cache asked for "not older than" waits until it has caught
+                        // up that far: it serves no older than `want`, but no newer than itself.
+                        _ => lagged.map_or_else(|| store.current_revision(), |l| l.max(want)),
                     }
                 }
             };
@@ -232,6 +238,7 @@ mod tests {
             limit: 0,
             continue_token: None,
             read_at: ReadAt::Current,
+            lag: std::time::Duration::ZERO,
         };
         let body = list(&store, &req).await.unwrap();
         let v: serde_json::Value = serde_json::from_slice(&body).unwrap();

@@ -163,6 +163,8 @@ pub enum FaultKind {
     Latency,
     /// `fraction` of writes are applied but answered with a `504` (the outcome is unknown).
     LoseWriteResponses,
+    /// Clients are redirected to a replica lagging `millis` behind ("time travel").
+    LaggingReplica,
 }
 
 /// A fault active from `from_seconds` until `until_seconds` after the workload starts.
@@ -238,7 +240,10 @@ impl Scenario {
         for fault in &scenario.faults {
             let needs_resource = matches!(
                 fault.kind,
-                FaultKind::WatchDelay | FaultKind::WatchStall | FaultKind::ExpireWatches
+                FaultKind::WatchDelay
+                    | FaultKind::WatchStall
+                    | FaultKind::ExpireWatches
+                    | FaultKind::LaggingReplica
             ) || fault.resource.is_some();
             if needs_resource && fault.resource().is_none() {
                 return Err(ScenarioError::Parse {

@@ -824,6 +824,23 @@ impl Store {
         Ok((items, false))
     }
 
+    /// The newest revision committed at least `ago` before now: what a cache lagging by `ago`
+    /// has seen. Never older than the compaction point.
+    pub fn revision_before(&self, ago: std::time::Duration) -> u64 {
+        let inner = self.inner.lock();
+        let Some(cutoff) = Instant::now().checked_sub(ago) else {
+            return inner.compacted;
+        };
+        match inner.log.iter().rev().find(|e| e.at <= cutoff) {
+            Some(e) => e.rev,
+            None => inner
+                .log
+                .front()
+                .map_or(inner.revision, |first| first.rev.saturating_sub(1))
+                .max(inner.compacted),
+        }
+    }
+
     /// Events of `r` after revision `pos`, up to a bounded batch.
     pub fn events_after(&self, r: Resource, pos: u64) -> LogRead {
         let inner = self.inner.lock();

@@ -222,6 +222,17 @@ fn apply_fault(faults: &Faults, fault: &FaultWindow, on: bool) -> String {
             faults.requests().lose_write_responses(fault.fraction);
             format!("{:.0}% of write responses lost", fault.fraction * 100.0)
         }
+        (FaultKind::LaggingReplica, true) => {
+            faults.set_lagging_replica(resource, Duration::from_millis(fault.millis));
+            format!(
+                "clients redirected to a replica whose {resource} cache lags {} ms",
+                fault.millis
+            )
+        }
+        (FaultKind::LaggingReplica, false) => {
+            faults.set_lagging_replica(resource, Duration::ZERO);
+            "clients back on the primary".into()
+        }
         (FaultKind::ApiErrors | FaultKind::Latency | FaultKind::LoseWriteResponses, false) => {
             faults.requests().clear();
             "request faults cleared".into()

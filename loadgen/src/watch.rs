@@ -164,7 +164,7 @@ async fn run(
                 return;
             }
         }
-        let delay = ctx.faults.watch_delay(r);
+        let delay = ctx.faults.watch_delay(r) + ctx.faults.lagging_replica(r);
         let stalled = ctx.faults.is_stalled(r);
         let now = Instant::now();
         while let Some(e) = pending.front().filter(|_| !stalled) {

@@ -87,3 +87,49 @@ async fn a_lost_write_response_is_a_504_though_the_write_was_applied() {
     );
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_lagging_replica_serves_old_lists_unless_asked_not_older_than() {
+    use kube::api::{ListParams, VersionMatch};
+    let server = tidemark_loadgen::start(quiet_config())
+        .await
+        .expect("server");
+    let client = client_without_retries(&server.url()).expect("client");
+    let api = pods(&client, "ns");
+    api.create(&PostParams::default(), &pod("old"))
+        .await
+        .expect("old");
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    api.create(&PostParams::default(), &pod("new"))
+        .await
+        .expect("new");
+    let newest = server.current_revision();
+    server
+        .faults()
+        .set_lagging_replica(Resource::Pods, Duration::from_millis(250));
+    let names = |list: kube::core::ObjectList<k8s_openapi::api::core::v1::Pod>| -> Vec<String> {
+        list.items
+            .into_iter()
+            .filter_map(|p| p.metadata.name)
+            .collect()
+    };
+    let lagged = api.list(&ListParams::default()).await.expect("list");
+    assert_eq!(
+        names(lagged),
+        ["old"],
+        "the lagging cache has not seen the newer pod"
+    );
+    let fresh = api
+        .list(&ListParams {
+            resource_version: Some(newest.to_string()),
+            version_match: Some(VersionMatch::NotOlderThan),
+            ..ListParams::default()
+        })
+        .await
+        .expect("list not older than");
+    assert_eq!(names(fresh), ["new", "old"]);
+    server
+        .faults()
+        .set_lagging_replica(Resource::Pods, Duration::ZERO);
+    server.shutdown().await;
+}
