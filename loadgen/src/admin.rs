@@ -54,6 +54,7 @@ async fn put_watch_delay(State(s): State<AdminState>, body: Bytes) -> Response {
     };
     s.faults
         .set_watch_delay(resource, Duration::from_millis(req.millis));
+    log_fault(&s, &format!("watch delay {resource} {} ms", req.millis));
     Json(s.faults.to_json()).into_response()
 }
 
@@ -65,6 +66,7 @@ struct ExpireWatches {
 
 async fn post_drop_watches(State(s): State<AdminState>) -> Json<serde_json::Value> {
     s.faults.drop_watches();
+    log_fault(&s, "watches dropped");
     Json(s.faults.to_json())
 }
 
@@ -81,6 +83,10 @@ async fn put_expire_watches(State(s): State<AdminState>, body: Bytes) -> Respons
         return bad(format!("unknown resource {:?}", req.resource));
     };
     s.faults.expire_next_watches(resource, req.count);
+    log_fault(
+        &s,
+        &format!("next {} {resource} watches get 410", req.count),
+    );
     Json(s.faults.to_json()).into_response()
 }
 
@@ -103,6 +109,7 @@ async fn put_watch_stall(State(s): State<AdminState>, body: Bytes) -> Response {
         return bad(format!("unknown resource {:?}", req.resource));
     };
     s.faults.set_watch_stall(resource, req.stalled);
+    log_fault(&s, &format!("watch stall {resource} {}", req.stalled));
     Json(s.faults.to_json()).into_response()
 }
 
@@ -134,12 +141,73 @@ async fn put_request_faults(State(s): State<AdminState>, body: Bytes) -> Respons
         .into_iter()
         .for_each(|r| requests.add_latency(r));
     requests.lose_write_responses(req.lose_write_responses);
+    log_fault(&s, &format!("request faults set: {}", requests.to_json()));
     Json(s.faults.to_json()).into_response()
 }
 
 async fn delete_request_faults(State(s): State<AdminState>) -> Json<serde_json::Value> {
     s.faults.requests().clear();
+    log_fault(&s, "request faults cleared");
     Json(s.faults.to_json())
+}
+
+#[derive(serde::Deserialize)]
+struct LaggingReplica {
+    resource: String,
+    millis: u64,
+}
+
+async fn put_lagging_replica(State(s): State<AdminState>, body: Bytes) -> Response {
+    let req: LaggingReplica = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => {
+            return bad(format!(
+                "expected {{\"resource\":\"pods\",\"millis\":N}}: {e}"
+            ));
+        }
+    };
+    let Some(resource) = Resource::from_plural(&req.resource) else {
+        return bad(format!("unknown resource {:?}", req.resource));
+    };
+    s.faults
+        .set_lagging_replica(resource, Duration::from_millis(req.millis));
+    log_fault(&s, &format!("lagging replica {resource} {} ms", req.millis));
+    Json(s.faults.to_json()).into_response()
+}
+
+#[derive(serde::Deserialize)]
+struct DropAfter {
+    resource: String,
+    events: u64,
+}
+
+async fn put_drop_after(State(s): State<AdminState>, body: Bytes) -> Response {
+    let req: DropAfter = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => {
+            return bad(format!(
+                "expected {{\"resource\":\"pods\",\"events\":N}}: {e}"
+            ));
+        }
+    };
+    let Some(resource) = Resource::from_plural(&req.resource) else {
+        return bad(format!("unknown resource {:?}", req.resource));
+    };
+    s.faults.set_drop_watches_after(resource, req.events);
+    log_fault(
+        &s,
+        &format!("{resource} watches dropped after {} events", req.events),
+    );
+    Json(s.faults.to_json()).into_response()
+}
+
+/// Every fault change is logged with the revision it took effect at.
+fn log_fault(s: &AdminState, what: &str) {
+    tracing::info!(
+        revision = s.store.current_revision(),
+        fault = what,
+        "fault changed"
+    );
 }
 
 async fn get_violations(State(s): State<AdminState>) -> Json<serde_json::Value> {
@@ -157,6 +225,8 @@ pub fn router(state: AdminState) -> Router {
         .route("/faults/watch-delay", put(put_watch_delay))
         .route("/faults/drop-watches", post(post_drop_watches))
         .route("/faults/watch-stall", put(put_watch_stall))
+        .route("/faults/lagging-replica", put(put_lagging_replica))
+        .route("/faults/drop-watches-after", put(put_drop_after))
         .route(
             "/faults/requests",
             put(put_request_faults).delete(delete_request_faults),

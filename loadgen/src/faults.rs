@@ -15,6 +15,7 @@ pub struct Faults {
     watch_delay_micros: [AtomicU64; Resource::ALL.len()],
     expire_next_watches: [AtomicU64; Resource::ALL.len()],
     stalled: [AtomicBool; Resource::ALL.len()],
+    drop_after_events: [AtomicU64; Resource::ALL.len()],
     drop_epoch: AtomicU64,
     requests: RequestFaults,
     lagging_replica_micros: [AtomicU64; Resource::ALL.len()],
@@ -27,6 +28,7 @@ impl Default for Faults {
             watch_delay_micros: std::array::from_fn(|_| AtomicU64::new(0)),
             expire_next_watches: std::array::from_fn(|_| AtomicU64::new(0)),
             stalled: std::array::from_fn(|_| AtomicBool::new(false)),
+            drop_after_events: std::array::from_fn(|_| AtomicU64::new(0)),
             drop_epoch: AtomicU64::new(0),
             requests: RequestFaults::default(),
             lagging_replica_micros: std::array::from_fn(|_| AtomicU64::new(0)),
@@ -58,6 +60,18 @@ impl Faults {
     /// Whether watches of `resource` are stalled.
     pub fn is_stalled(&self, resource: Resource) -> bool {
         self.stalled[resource.index()].load(Ordering::Relaxed)
+    }
+
+    /// Every watch of `resource` is closed after it has sent `events` events (0: never), as a
+    /// flaky proxy would; the client reconnects from its last version.
+    pub fn set_drop_watches_after(&self, resource: Resource, events: u64) {
+        self.drop_after_events[resource.index()].store(events, Ordering::Relaxed);
+        self.changed.send_modify(|g| *g = g.wrapping_add(1));
+    }
+
+    /// After how many events watches of `resource` are closed (0: never).
+    pub fn drop_watches_after(&self, resource: Resource) -> u64 {
+        self.drop_after_events[resource.index()].load(Ordering::Relaxed)
     }
 
     /// Closes every open watch connection (of every resource), as a restarted API server or a
@@ -139,6 +153,10 @@ impl Faults {
         serde_json::json!({
             "watchDelayMillis": delays,
             "watchStalled": stalled,
+            "dropWatchesAfterEvents": Resource::ALL
+                .iter()
+                .map(|r| (r.plural().to_string(), serde_json::Value::from(self.drop_watches_after(*r))))
+                .collect::<serde_json::Map<_, _>>(),
             "expireNextWatches": expiries,
             "watchDropEpoch": self.drop_epoch(),
             "requests": self.requests.to_json(),

@@ -165,6 +165,8 @@ pub enum FaultKind {
     LoseWriteResponses,
     /// Clients are redirected to a replica lagging `millis` behind ("time travel").
     LaggingReplica,
+    /// Watches of `resource` are closed after `count` events.
+    DropWatchesAfter,
 }
 
 /// A fault active from `from_seconds` until `until_seconds` after the workload starts.
@@ -244,6 +246,7 @@ impl Scenario {
                     | FaultKind::WatchStall
                     | FaultKind::ExpireWatches
                     | FaultKind::LaggingReplica
+                    | FaultKind::DropWatchesAfter
             ) || fault.resource.is_some();
             if needs_resource && fault.resource().is_none() {
                 return Err(ScenarioError::Parse {

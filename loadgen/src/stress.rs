@@ -222,6 +222,13 @@ fn apply_fault(faults: &Faults, fault: &FaultWindow, on: bool) -> String {
             faults.requests().lose_write_responses(fault.fraction);
             format!("{:.0}% of write responses lost", fault.fraction * 100.0)
         }
+        (FaultKind::DropWatchesAfter, on) => {
+            faults.set_drop_watches_after(resource, if on { fault.count } else { 0 });
+            match on {
+                true => format!("{resource} watches dropped after {} events", fault.count),
+                false => format!("{resource} watches no longer dropped"),
+            }
+        }
         (FaultKind::LaggingReplica, true) => {
             faults.set_lagging_replica(resource, Duration::from_millis(fault.millis));
             format!(

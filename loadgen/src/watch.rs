@@ -128,6 +128,7 @@ async fn run(
     let mut rev_rx = ctx.store.subscribe();
     let mut faults_rx = ctx.faults.subscribe();
     let epoch = ctx.faults.drop_epoch();
+    let mut sent_events: u64 = 0;
     let send = |b: Bytes| {
         let tx = tx.clone();
         async move { tx.send(Ok(b)).await.is_ok() }
@@ -171,10 +172,15 @@ async fn run(
             if Instant::from_std(e.at) + delay > now {
                 break;
             }
-            if let Some(b) = encode_event(e, ns, &req.selectors)
-                && !send(b).await
-            {
-                return;
+            if let Some(b) = encode_event(e, ns, &req.selectors) {
+                if !send(b).await {
+                    return;
+                }
+                sent_events += 1;
+                let limit = ctx.faults.drop_watches_after(r);
+                if limit > 0 && sent_events >= limit {
+                    return;
+                }
             }
             pending.pop_front();
         }
