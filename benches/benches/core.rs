@@ -23,8 +23,8 @@ fn decode(c: &mut Criterion) {
     group.bench_function("tidemark_raw_event_then_projection", |b| {
         // What the informer does per watch event: keep the object's raw JSON, then decode it.
         b.iter(|| {
-            let raw: Box<serde_json::value::RawValue> =
-                serde_json::from_slice(black_box(&bytes)).unwrap_or_else(|e| panic!("fixture: {e}"));
+            let raw: Box<serde_json::value::RawValue> = serde_json::from_slice(black_box(&bytes))
+                .unwrap_or_else(|e| panic!("fixture: {e}"));
             PodView::decode(raw.get().as_bytes())
         })
     });

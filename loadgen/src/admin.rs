@@ -201,6 +201,50 @@ async fn put_drop_after(State(s): State<AdminState>, body: Bytes) -> Response {
     Json(s.faults.to_json()).into_response()
 }
 
+async fn put_object_delay(State(s): State<AdminState>, body: Bytes) -> Response {
+    let req: crate::faults::ObjectDelay = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => {
+            return bad(format!(
+                "expected {{\"resource\":\"pods\",\"label\":K,\"value\":V,\"millis\":N}}: {e}"
+            ));
+        }
+    };
+    if Resource::from_plural(&req.resource).is_none() {
+        return bad(format!("unknown resource {:?}", req.resource));
+    }
+    log_fault(
+        &s,
+        &format!(
+            "watch delay {} {}={} {} ms",
+            req.resource, req.label, req.value, req.millis
+        ),
+    );
+    s.faults.set_object_watch_delay(req);
+    Json(s.faults.to_json()).into_response()
+}
+
+async fn put_jitter(State(s): State<AdminState>, body: Bytes) -> Response {
+    let req: WatchDelay = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => {
+            return bad(format!(
+                "expected {{\"resource\":\"pods\",\"millis\":N}}: {e}"
+            ));
+        }
+    };
+    let Some(resource) = Resource::from_plural(&req.resource) else {
+        return bad(format!("unknown resource {:?}", req.resource));
+    };
+    s.faults
+        .set_watch_jitter(resource, Duration::from_millis(req.millis));
+    log_fault(
+        &s,
+        &format!("watch jitter {resource} up to {} ms", req.millis),
+    );
+    Json(s.faults.to_json()).into_response()
+}
+
 /// Every fault change is logged with the revision it took effect at.
 fn log_fault(s: &AdminState, what: &str) {
     tracing::info!(
@@ -226,6 +270,8 @@ pub fn router(state: AdminState) -> Router {
         .route("/faults/drop-watches", post(post_drop_watches))
         .route("/faults/watch-stall", put(put_watch_stall))
         .route("/faults/lagging-replica", put(put_lagging_replica))
+        .route("/faults/object-watch-delay", put(put_object_delay))
+        .route("/faults/watch-jitter", put(put_jitter))
         .route("/faults/drop-watches-after", put(put_drop_after))
         .route(
             "/faults/requests",

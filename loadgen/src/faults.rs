@@ -9,6 +9,27 @@ use tokio::sync::watch;
 use crate::request_faults::RequestFaults;
 use crate::resource::Resource;
 
+/// A watch delay for the objects of one resource carrying one label.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ObjectDelay {
+    /// The resource (plural).
+    pub resource: String,
+    /// The label key.
+    pub label: String,
+    /// The label value.
+    pub value: String,
+    /// The delay, in milliseconds.
+    pub millis: u64,
+}
+
+/// A fixed pseudo-random value per revision, so every watcher sees the same jitter for an event.
+fn mix(revision: u64) -> u64 {
+    let mut z = revision.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
 /// Run-time fault settings, shared by every connection. Cheap to read.
 #[derive(Debug)]
 pub struct Faults {
@@ -19,6 +40,8 @@ pub struct Faults {
     drop_epoch: AtomicU64,
     requests: RequestFaults,
     lagging_replica_micros: [AtomicU64; Resource::ALL.len()],
+    jitter_micros: [AtomicU64; Resource::ALL.len()],
+    object_delays: parking_lot::RwLock<Vec<ObjectDelay>>,
     changed: watch::Sender<u64>,
 }
 
@@ -32,6 +55,8 @@ impl Default for Faults {
             drop_epoch: AtomicU64::new(0),
             requests: RequestFaults::default(),
             lagging_replica_micros: std::array::from_fn(|_| AtomicU64::new(0)),
+            jitter_micros: std::array::from_fn(|_| AtomicU64::new(0)),
+            object_delays: parking_lot::RwLock::new(Vec::new()),
             changed: watch::Sender::new(0),
         }
     }
@@ -119,6 +144,56 @@ impl Faults {
         Duration::from_micros(self.lagging_replica_micros[resource.index()].load(Ordering::Relaxed))
     }
 
+    /// Adds a uniformly distributed extra delay of 0..=`max` to each watch event of `resource`
+    /// (the same for every watcher; events still leave in revision order, so a long one holds
+    /// back those behind it, as on a real stream).
+    pub fn set_watch_jitter(&self, resource: Resource, max: Duration) {
+        let micros = u64::try_from(max.as_micros()).unwrap_or(u64::MAX);
+        self.jitter_micros[resource.index()].store(micros, Ordering::Relaxed);
+        self.changed.send_modify(|g| *g = g.wrapping_add(1));
+    }
+
+    /// Delays the watch events of the objects of `delay.resource` labelled `label=value`
+    /// (replacing an earlier delay for the same label; 0 ms removes it). Order is kept: events
+    /// behind a delayed one wait for it.
+    pub fn set_object_watch_delay(&self, delay: ObjectDelay) {
+        let mut delays = self.object_delays.write();
+        delays.retain(|d| {
+            !(d.resource == delay.resource && d.label == delay.label && d.value == delay.value)
+        });
+        if delay.millis > 0 {
+            delays.push(delay);
+        }
+        drop(delays);
+        self.changed.send_modify(|g| *g = g.wrapping_add(1));
+    }
+
+    /// How long after its commit the event at `revision` of `resource`, about `object`, may be
+    /// delivered: the resource's delay and lag, the largest matching object delay, the jitter.
+    pub fn event_delay(
+        &self,
+        resource: Resource,
+        revision: u64,
+        object: &serde_json::Value,
+    ) -> Duration {
+        let base = self.watch_delay(resource) + self.lagging_replica(resource);
+        let jitter_max = self.jitter_micros[resource.index()].load(Ordering::Relaxed);
+        let jitter = if jitter_max == 0 {
+            0
+        } else {
+            mix(revision) % (jitter_max + 1)
+        };
+        let delays = self.object_delays.read();
+        let object_delay = delays
+            .iter()
+            .filter(|d| d.resource == resource.plural())
+            .filter(|d| object["metadata"]["labels"][&d.label].as_str() == Some(d.value.as_str()))
+            .map(|d| Duration::from_millis(d.millis))
+            .max()
+            .unwrap_or_default();
+        base.max(object_delay) + Duration::from_micros(jitter)
+    }
+
     /// Request faults (errors, latency, lost write responses).
     pub fn requests(&self) -> &RequestFaults {
         &self.requests
@@ -160,6 +235,11 @@ impl Faults {
             "expireNextWatches": expiries,
             "watchDropEpoch": self.drop_epoch(),
             "requests": self.requests.to_json(),
+            "objectWatchDelays": serde_json::to_value(&*self.object_delays.read()).unwrap_or_default(),
+            "watchJitterMillis": Resource::ALL
+                .iter()
+                .map(|r| (r.plural().to_string(), serde_json::Value::from(self.jitter_micros[r.index()].load(Ordering::Relaxed) / 1000)))
+                .collect::<serde_json::Map<_, _>>(),
             "laggingReplicaMillis": Resource::ALL
                 .iter()
                 .map(|r| (r.plural().to_string(), serde_json::Value::from(u64::try_from(self.lagging_replica(*r).as_millis()).unwrap_or(u64::MAX))))
@@ -191,6 +271,41 @@ mod tests {
         assert!(!f.take_forced_expiry(Resource::ReplicaSets));
         assert!(f.take_forced_expiry(Resource::Pods));
         assert!(!f.take_forced_expiry(Resource::Pods));
+    }
+
+    #[test]
+    fn an_object_delay_applies_to_labelled_objects_and_jitter_is_bounded() {
+        let f = Faults::default();
+        f.set_object_watch_delay(ObjectDelay {
+            resource: "pods".into(),
+            label: "app".into(),
+            value: "hot".into(),
+            millis: 500,
+        });
+        let hot = serde_json::json!({"metadata": {"labels": {"app": "hot"}}});
+        let cold = serde_json::json!({"metadata": {"labels": {"app": "cold"}}});
+        assert_eq!(
+            f.event_delay(Resource::Pods, 1, &hot),
+            Duration::from_millis(500)
+        );
+        assert_eq!(f.event_delay(Resource::Pods, 1, &cold), Duration::ZERO);
+        assert_eq!(
+            f.event_delay(Resource::ReplicaSets, 1, &hot),
+            Duration::ZERO
+        );
+        f.set_watch_jitter(Resource::Pods, Duration::from_millis(100));
+        let delays: Vec<_> = (0..200)
+            .map(|rev| f.event_delay(Resource::Pods, rev, &cold))
+            .collect();
+        assert!(delays.iter().all(|d| *d <= Duration::from_millis(100)));
+        assert!(
+            delays.iter().any(|d| *d > Duration::from_millis(50)),
+            "spread over the range"
+        );
+        assert_eq!(
+            f.event_delay(Resource::Pods, 7, &cold),
+            f.event_delay(Resource::Pods, 7, &cold)
+        );
     }
 
     #[test]

@@ -167,6 +167,12 @@ pub enum FaultKind {
     LaggingReplica,
     /// Watches of `resource` are closed after `count` events.
     DropWatchesAfter,
+    /// Events of the objects of `resource` labelled `label=value` are delivered `millis` late.
+    ObjectWatchDelay,
+    /// Each event of `resource` gets an extra delay drawn from `0..=millis`.
+    WatchJitter,
+    /// The kubelet emulation stops renewing the node Leases of `nodes`.
+    StopLeaseRenewal,
 }
 
 /// A fault active from `from_seconds` until `until_seconds` after the workload starts.
@@ -201,6 +207,15 @@ pub struct FaultWindow {
     /// For `api-errors`.
     #[serde(default)]
     pub retry_after_seconds: u64,
+    /// For `object-watch-delay`: the label key.
+    #[serde(default)]
+    pub label: Option<String>,
+    /// For `object-watch-delay`: the label value.
+    #[serde(default)]
+    pub value: Option<String>,
+    /// For `stop-lease-renewal`: the Nodes.
+    #[serde(default)]
+    pub nodes: Vec<String>,
 }
 
 impl FaultWindow {
@@ -247,6 +262,8 @@ impl Scenario {
                     | FaultKind::ExpireWatches
                     | FaultKind::LaggingReplica
                     | FaultKind::DropWatchesAfter
+                    | FaultKind::ObjectWatchDelay
+                    | FaultKind::WatchJitter
             ) || fault.resource.is_some();
             if needs_resource && fault.resource().is_none() {
                 return Err(ScenarioError::Parse {
@@ -255,6 +272,19 @@ impl Scenario {
                         "fault {:?} needs a known resource, got {:?}",
                         fault.kind, fault.resource
                     ),
+                });
+            }
+        }
+        for fault in &scenario.faults {
+            let incomplete = match fault.kind {
+                FaultKind::ObjectWatchDelay => fault.label.is_none() || fault.value.is_none(),
+                FaultKind::StopLeaseRenewal => fault.nodes.is_empty(),
+                _ => false,
+            };
+            if incomplete {
+                return Err(ScenarioError::Parse {
+                    path: origin.to_path_buf(),
+                    message: format!("fault {:?} is missing its label/value or nodes", fault.kind),
                 });
             }
         }

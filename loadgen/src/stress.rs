@@ -1,7 +1,7 @@
 //! `loadgen stress`: the simulated API server, `tidemark run` as a separate process against it,
 //! a scenario's workload and faults over time, then convergence and the oracle's verdict.
 
-use crate::faults::Faults;
+use crate::faults::{Faults, ObjectDelay};
 use crate::oracle::{ReplicaSetTruth, Verb, ViolationKind};
 use crate::report::{FaultEvent, ReportedViolation, StressReport, WriteCounts};
 use crate::request_faults::{ErrorRule, LatencyRule, Match};
@@ -169,9 +169,43 @@ fn matching(fault: &FaultWindow) -> Match {
     }
 }
 
-fn apply_fault(faults: &Faults, fault: &FaultWindow, on: bool) -> String {
+fn apply_fault(server: &ApiServer, fault: &FaultWindow, on: bool) -> String {
+    let faults: &Faults = server.faults();
     let resource = fault.resource().unwrap_or(Resource::Pods);
     match (fault.kind, on) {
+        (FaultKind::ObjectWatchDelay, on) => {
+            let (label, value) = (
+                fault.label.clone().unwrap_or_default(),
+                fault.value.clone().unwrap_or_default(),
+            );
+            let millis = if on { fault.millis } else { 0 };
+            faults.set_object_watch_delay(ObjectDelay {
+                resource: resource.plural().into(),
+                label: label.clone(),
+                value: value.clone(),
+                millis,
+            });
+            format!("watch delay {resource} {label}={value} {millis} ms")
+        }
+        (FaultKind::WatchJitter, on) => {
+            let millis = if on { fault.millis } else { 0 };
+            faults.set_watch_jitter(resource, Duration::from_millis(millis));
+            format!("watch jitter {resource} up to {millis} ms")
+        }
+        (FaultKind::StopLeaseRenewal, on) => {
+            for node in &fault.nodes {
+                if on {
+                    server.stop_lease_renewal(node);
+                } else {
+                    server.resume_lease_renewal(node);
+                }
+            }
+            format!(
+                "node Lease renewal {} for {:?}",
+                if on { "stopped" } else { "resumed" },
+                fault.nodes
+            )
+        }
         (FaultKind::WatchDelay, true) => {
             faults.set_watch_delay(resource, Duration::from_millis(fault.millis));
             format!("watch delay {resource} {} ms on", fault.millis)
@@ -436,7 +470,7 @@ async fn drive(
                     server.scale_replicaset(namespace, &name, replicas)?
                 }
                 Action::FaultOn(f) => {
-                    let what = apply_fault(server.faults(), &f, true);
+                    let what = apply_fault(server, &f, true);
                     tracing::info!(revision = server.current_revision(), %what, "fault");
                     events.push(FaultEvent {
                         at_seconds: t0.elapsed().as_secs_f64(),
@@ -445,7 +479,7 @@ async fn drive(
                     });
                 }
                 Action::FaultOff(f) => {
-                    let what = apply_fault(server.faults(), &f, false);
+                    let what = apply_fault(server, &f, false);
                     tracing::info!(revision = server.current_revision(), %what, "fault");
                     events.push(FaultEvent {
                         at_seconds: t0.elapsed().as_secs_f64(),

@@ -165,11 +165,10 @@ async fn run(
                 return;
             }
         }
-        let delay = ctx.faults.watch_delay(r) + ctx.faults.lagging_replica(r);
         let stalled = ctx.faults.is_stalled(r);
         let now = Instant::now();
         while let Some(e) = pending.front().filter(|_| !stalled) {
-            if Instant::from_std(e.at) + delay > now {
+            if Instant::from_std(e.at) + ctx.faults.event_delay(r, e.rev, &e.object.value) > now {
                 break;
             }
             if let Some(b) = encode_event(e, ns, &req.selectors) {
@@ -192,7 +191,7 @@ async fn run(
         let due = pending
             .front()
             .filter(|_| !stalled)
-            .map(|e| Instant::from_std(e.at) + delay);
+            .map(|e| Instant::from_std(e.at) + ctx.faults.event_delay(r, e.rev, &e.object.value));
         tokio::select! {
             changed = rev_rx.changed() => if changed.is_err() { return },
             _ = faults_rx.changed() => if ctx.faults.drop_epoch() != epoch { return },

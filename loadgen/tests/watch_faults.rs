@@ -167,3 +167,37 @@ async fn a_lagging_replica_delivers_watch_events_late() {
     );
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn an_object_delay_holds_back_its_events_and_those_behind_them() {
+    use tidemark_loadgen::faults::ObjectDelay;
+    let server = tidemark_loadgen::start(quiet_config())
+        .await
+        .expect("server");
+    let client = client_without_retries(&server.url()).expect("client");
+    let api = pods(&client, "ns");
+    let from = server.current_revision().to_string();
+    server.faults().set_object_watch_delay(ObjectDelay {
+        resource: "pods".into(),
+        label: "app".into(),
+        value: "hot".into(),
+        millis: 500,
+    });
+    let mut hot = pod("hot");
+    hot.metadata.labels = Some([("app".to_string(), "hot".to_string())].into());
+    api.create(&PostParams::default(), &hot).await.expect("hot");
+    api.create(&PostParams::default(), &pod("cold"))
+        .await
+        .expect("cold");
+    assert!(
+        added_within(&api, &from, Duration::from_millis(250))
+            .await
+            .is_empty(),
+        "cold waits behind hot"
+    );
+    assert_eq!(
+        added_within(&api, &from, Duration::from_millis(800)).await,
+        ["hot", "cold"]
+    );
+    server.shutdown().await;
+}
