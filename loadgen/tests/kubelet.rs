@@ -67,9 +67,20 @@ async fn pods_of_a_job_succeed_after_the_runtime_or_fail_when_annotated() -> Tes
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert!(seen_running, "a Job's Pod runs before it completes");
-    let plain = api.create(&PostParams::default(), &pod("plain")).await?;
+    api.create(&PostParams::default(), &pod("plain")).await?;
+    while phase_of(&api, "plain").await != "Running" {
+        assert!(
+            Instant::now() < deadline + Duration::from_secs(5),
+            "plain pod never ran"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     tokio::time::sleep(Duration::from_millis(400)).await;
-    assert_eq!(phase_of(&api, "plain").await, "Running", "{plain:?}");
+    assert_eq!(
+        phase_of(&api, "plain").await,
+        "Running",
+        "a Pod no Job owns keeps running"
+    );
     server.shutdown().await;
     Ok(())
 }
