@@ -24,6 +24,8 @@ pub struct AdminState {
     pub faults: Arc<Faults>,
     /// The store (for the oracle).
     pub store: Arc<Store>,
+    /// Node Lease renewal of the kubelet emulation.
+    pub leases: Arc<crate::nodes::LeaseControl>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -245,6 +247,39 @@ async fn put_jitter(State(s): State<AdminState>, body: Bytes) -> Response {
     Json(s.faults.to_json()).into_response()
 }
 
+#[derive(serde::Deserialize)]
+struct LeaseRenewal {
+    nodes: Vec<String>,
+    renew: bool,
+}
+
+async fn put_lease_renewal(State(s): State<AdminState>, body: Bytes) -> Response {
+    let req: LeaseRenewal = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => {
+            return bad(format!(
+                "expected {{\"nodes\":[\"node-0\"],\"renew\":false}}: {e}"
+            ));
+        }
+    };
+    for node in &req.nodes {
+        if req.renew {
+            s.leases.resume(node);
+        } else {
+            s.leases.stop(node);
+        }
+    }
+    log_fault(
+        &s,
+        &format!(
+            "node Lease renewal {} for {:?}",
+            if req.renew { "resumed" } else { "stopped" },
+            req.nodes
+        ),
+    );
+    Json(s.faults.to_json()).into_response()
+}
+
 /// Every fault change is logged with the revision it took effect at.
 fn log_fault(s: &AdminState, what: &str) {
     tracing::info!(
@@ -272,6 +307,7 @@ pub fn router(state: AdminState) -> Router {
         .route("/faults/lagging-replica", put(put_lagging_replica))
         .route("/faults/object-watch-delay", put(put_object_delay))
         .route("/faults/watch-jitter", put(put_jitter))
+        .route("/faults/lease-renewal", put(put_lease_renewal))
         .route("/faults/drop-watches-after", put(put_drop_after))
         .route(
             "/faults/requests",

@@ -166,7 +166,14 @@ impl Oracle {
                             RsInfo {
                                 namespace: meta_str(rs, "namespace").to_string(),
                                 name: meta_str(rs, "name").to_string(),
-                                desired: desired_replicas(rs),
+                                // A ReplicaSet being deleted (foreground deletion
+                                // waits for its Pods) wants none: removing its Pods
+                                // is not a violation, creating one is.
+                                desired: if rs["metadata"]["deletionTimestamp"].is_null() {
+                                    desired_replicas(rs)
+                                } else {
+                                    0
+                                },
                             },
                         );
                     }
@@ -291,6 +298,41 @@ mod tests {
         );
         assert_eq!(o.live_pods("rs-1"), 3);
         assert_eq!(o.writes().len(), 4);
+    }
+
+    #[test]
+    fn a_replicaset_being_deleted_wants_no_pods() {
+        let mut o = Oracle::default();
+        o.record(
+            1,
+            Verb::Create,
+            Resource::ReplicaSets,
+            None,
+            Some(&rs(2)),
+            None,
+        );
+        o.record(2, Verb::Create, Resource::Pods, None, Some(&pod("a")), None);
+        let mut terminating = rs(2);
+        terminating["metadata"]["deletionTimestamp"] = "2026-12-02T16:00:00Z".into();
+        o.record(
+            3,
+            Verb::Update,
+            Resource::ReplicaSets,
+            Some(&rs(2)),
+            Some(&terminating),
+            None,
+        );
+        o.record(4, Verb::Delete, Resource::Pods, Some(&pod("a")), None, None);
+        assert!(
+            o.violations().is_empty(),
+            "foreground GC of its Pods is wanted"
+        );
+        o.record(5, Verb::Create, Resource::Pods, None, Some(&pod("b")), None);
+        assert_eq!(
+            o.violations().len(),
+            1,
+            "a Pod for a terminating owner is an over-create"
+        );
     }
 
     #[test]

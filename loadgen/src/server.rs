@@ -163,9 +163,11 @@ pub async fn start(config: ServerConfig) -> Result<ApiServer, ServerError> {
             faults.clone(),
             crate::request_faults::layer,
         ));
+    let leases = Arc::new(LeaseControl::default());
     let admin = admin::router(AdminState {
         faults: faults.clone(),
         store: store.clone(),
+        leases: leases.clone(),
     });
     let mut tasks = vec![
         serve(listener, api, stop.clone()),
@@ -179,7 +181,6 @@ pub async fn start(config: ServerConfig) -> Result<ApiServer, ServerError> {
             stop.clone(),
         ));
     }
-    let leases = Arc::new(LeaseControl::default());
     if let Some(rx) = kubelet_rx {
         nodes::bootstrap(&store, config.node_count)?;
         tasks.push(nodes::spawn_renewals(
