@@ -38,21 +38,28 @@ fn bad(message: String) -> Response {
     (StatusCode::BAD_REQUEST, Json(json!({"error": message}))).into_response()
 }
 
+/// Decodes a JSON request body, or says which shape was `expected`.
+fn parse<T: serde::de::DeserializeOwned>(body: &[u8], expected: &str) -> Result<T, String> {
+    serde_json::from_slice(body).map_err(|e| format!("expected {expected}: {e}"))
+}
+
+/// The resource with plural `name`.
+fn resource_named(name: &str) -> Result<Resource, String> {
+    Resource::from_plural(name).ok_or_else(|| format!("unknown resource {name:?}"))
+}
+
 async fn get_faults(State(s): State<AdminState>) -> Json<serde_json::Value> {
     Json(s.faults.to_json())
 }
 
 async fn put_watch_delay(State(s): State<AdminState>, body: Bytes) -> Response {
-    let req: WatchDelay = match serde_json::from_slice(&body) {
+    let req: WatchDelay = match parse(&body, "{{\"resource\":\"pods\",\"millis\":N}}") {
         Ok(r) => r,
-        Err(e) => {
-            return bad(format!(
-                "expected {{\"resource\":\"pods\",\"millis\":N}}: {e}"
-            ));
-        }
+        Err(message) => return bad(message),
     };
-    let Some(resource) = Resource::from_plural(&req.resource) else {
-        return bad(format!("unknown resource {:?}", req.resource));
+    let resource = match resource_named(&req.resource) {
+        Ok(r) => r,
+        Err(message) => return bad(message),
     };
     s.faults
         .set_watch_delay(resource, Duration::from_millis(req.millis));
@@ -73,16 +80,13 @@ async fn post_drop_watches(State(s): State<AdminState>) -> Json<serde_json::Valu
 }
 
 async fn put_expire_watches(State(s): State<AdminState>, body: Bytes) -> Response {
-    let req: ExpireWatches = match serde_json::from_slice(&body) {
+    let req: ExpireWatches = match parse(&body, "{{\"resource\":\"pods\",\"count\":N}}") {
         Ok(r) => r,
-        Err(e) => {
-            return bad(format!(
-                "expected {{\"resource\":\"pods\",\"count\":N}}: {e}"
-            ));
-        }
+        Err(message) => return bad(message),
     };
-    let Some(resource) = Resource::from_plural(&req.resource) else {
-        return bad(format!("unknown resource {:?}", req.resource));
+    let resource = match resource_named(&req.resource) {
+        Ok(r) => r,
+        Err(message) => return bad(message),
     };
     s.faults.expire_next_watches(resource, req.count);
     log_fault(
@@ -99,16 +103,13 @@ struct WatchStall {
 }
 
 async fn put_watch_stall(State(s): State<AdminState>, body: Bytes) -> Response {
-    let req: WatchStall = match serde_json::from_slice(&body) {
+    let req: WatchStall = match parse(&body, "{{\"resource\":\"pods\",\"stalled\":true}}") {
         Ok(r) => r,
-        Err(e) => {
-            return bad(format!(
-                "expected {{\"resource\":\"pods\",\"stalled\":true}}: {e}"
-            ));
-        }
+        Err(message) => return bad(message),
     };
-    let Some(resource) = Resource::from_plural(&req.resource) else {
-        return bad(format!("unknown resource {:?}", req.resource));
+    let resource = match resource_named(&req.resource) {
+        Ok(r) => r,
+        Err(message) => return bad(message),
     };
     s.faults.set_watch_stall(resource, req.stalled);
     log_fault(&s, &format!("watch stall {resource} {}", req.stalled));
@@ -128,13 +129,12 @@ struct RequestFaultSettings {
 
 /// Replaces the request faults (`DELETE` clears them).
 async fn put_request_faults(State(s): State<AdminState>, body: Bytes) -> Response {
-    let req: RequestFaultSettings = match serde_json::from_slice(&body) {
+    let req: RequestFaultSettings = match parse(
+        &body,
+        "{{\"errors\":[..],\"latency\":[..],\"loseWriteResponses\":F}}",
+    ) {
         Ok(r) => r,
-        Err(e) => {
-            return bad(format!(
-                "expected {{\"errors\":[..],\"latency\":[..],\"loseWriteResponses\":F}}: {e}"
-            ));
-        }
+        Err(message) => return bad(message),
     };
     let requests = s.faults.requests();
     requests.clear();
@@ -160,16 +160,13 @@ struct LaggingReplica {
 }
 
 async fn put_lagging_replica(State(s): State<AdminState>, body: Bytes) -> Response {
-    let req: LaggingReplica = match serde_json::from_slice(&body) {
+    let req: LaggingReplica = match parse(&body, "{{\"resource\":\"pods\",\"millis\":N}}") {
         Ok(r) => r,
-        Err(e) => {
-            return bad(format!(
-                "expected {{\"resource\":\"pods\",\"millis\":N}}: {e}"
-            ));
-        }
+        Err(message) => return bad(message),
     };
-    let Some(resource) = Resource::from_plural(&req.resource) else {
-        return bad(format!("unknown resource {:?}", req.resource));
+    let resource = match resource_named(&req.resource) {
+        Ok(r) => r,
+        Err(message) => return bad(message),
     };
     s.faults
         .set_lagging_replica(resource, Duration::from_millis(req.millis));
@@ -184,16 +181,13 @@ struct DropAfter {
 }
 
 async fn put_drop_after(State(s): State<AdminState>, body: Bytes) -> Response {
-    let req: DropAfter = match serde_json::from_slice(&body) {
+    let req: DropAfter = match parse(&body, "{{\"resource\":\"pods\",\"events\":N}}") {
         Ok(r) => r,
-        Err(e) => {
-            return bad(format!(
-                "expected {{\"resource\":\"pods\",\"events\":N}}: {e}"
-            ));
-        }
+        Err(message) => return bad(message),
     };
-    let Some(resource) = Resource::from_plural(&req.resource) else {
-        return bad(format!("unknown resource {:?}", req.resource));
+    let resource = match resource_named(&req.resource) {
+        Ok(r) => r,
+        Err(message) => return bad(message),
     };
     s.faults.set_drop_watches_after(resource, req.events);
     log_fault(
@@ -204,16 +198,15 @@ async fn put_drop_after(State(s): State<AdminState>, body: Bytes) -> Response {
 }
 
 async fn put_object_delay(State(s): State<AdminState>, body: Bytes) -> Response {
-    let req: crate::faults::ObjectDelay = match serde_json::from_slice(&body) {
+    let req: crate::faults::ObjectDelay = match parse(
+        &body,
+        "{{\"resource\":\"pods\",\"label\":K,\"value\":V,\"millis\":N}}",
+    ) {
         Ok(r) => r,
-        Err(e) => {
-            return bad(format!(
-                "expected {{\"resource\":\"pods\",\"label\":K,\"value\":V,\"millis\":N}}: {e}"
-            ));
-        }
+        Err(message) => return bad(message),
     };
-    if Resource::from_plural(&req.resource).is_none() {
-        return bad(format!("unknown resource {:?}", req.resource));
+    if let Err(message) = resource_named(&req.resource) {
+        return bad(message);
     }
     log_fault(
         &s,
@@ -227,16 +220,13 @@ async fn put_object_delay(State(s): State<AdminState>, body: Bytes) -> Response 
 }
 
 async fn put_jitter(State(s): State<AdminState>, body: Bytes) -> Response {
-    let req: WatchDelay = match serde_json::from_slice(&body) {
+    let req: WatchDelay = match parse(&body, "{{\"resource\":\"pods\",\"millis\":N}}") {
         Ok(r) => r,
-        Err(e) => {
-            return bad(format!(
-                "expected {{\"resource\":\"pods\",\"millis\":N}}: {e}"
-            ));
-        }
+        Err(message) => return bad(message),
     };
-    let Some(resource) = Resource::from_plural(&req.resource) else {
-        return bad(format!("unknown resource {:?}", req.resource));
+    let resource = match resource_named(&req.resource) {
+        Ok(r) => r,
+        Err(message) => return bad(message),
     };
     s.faults
         .set_watch_jitter(resource, Duration::from_millis(req.millis));
@@ -254,13 +244,9 @@ struct LeaseRenewal {
 }
 
 async fn put_lease_renewal(State(s): State<AdminState>, body: Bytes) -> Response {
-    let req: LeaseRenewal = match serde_json::from_slice(&body) {
+    let req: LeaseRenewal = match parse(&body, "{{\"nodes\":[\"node-0\"],\"renew\":false}}") {
         Ok(r) => r,
-        Err(e) => {
-            return bad(format!(
-                "expected {{\"nodes\":[\"node-0\"],\"renew\":false}}: {e}"
-            ));
-        }
+        Err(message) => return bad(message),
     };
     for node in &req.nodes {
         if req.renew {
