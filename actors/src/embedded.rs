@@ -27,6 +27,9 @@ pub enum EmbeddedError {
     /// The manager did not start.
     #[error(transparent)]
     Start(#[from] crate::manager::StartError),
+    /// The metrics endpoint could not bind.
+    #[error("metrics endpoint: {0}")]
+    Metrics(std::io::Error),
     /// Seeding the workload failed.
     #[error("seeding: {0}")]
     Seed(String),
@@ -47,6 +50,8 @@ pub struct DemoOptions {
     pub step_every: Duration,
     /// Print a live status line.
     pub status_line: bool,
+    /// Serve `/metrics`, `/healthz` and `/readyz` here.
+    pub metrics_addr: Option<std::net::SocketAddr>,
 }
 
 impl Default for DemoOptions {
@@ -58,6 +63,7 @@ impl Default for DemoOptions {
             duration: Duration::from_secs(60),
             step_every: Duration::from_secs(4),
             status_line: true,
+            metrics_addr: None,
         }
     }
 }
@@ -109,6 +115,19 @@ pub fn client_for(url: &str, io: &tokio::runtime::Handle) -> Result<kube::Client
     Ok(kube::Client::try_from(with_user_agent(kube::Config::new(
         uri,
     )))?)
+}
+
+/// Serves the metrics endpoint of `manager` on the I/O runtime; returns the bound address.
+pub async fn start_metrics(
+    io: &tokio::runtime::Handle,
+    addr: std::net::SocketAddr,
+    manager: &Manager,
+) -> Result<std::net::SocketAddr, EmbeddedError> {
+    let state = crate::metrics::MetricsState::new(manager.source());
+    io.spawn(crate::metrics::serve(addr, state))
+        .await
+        .map_err(|e| EmbeddedError::Metrics(std::io::Error::other(e.to_string())))?
+        .map_err(EmbeddedError::Metrics)
 }
 
 /// Starts the simulated API server on the I/O runtime.
@@ -207,6 +226,10 @@ async fn demo(options: DemoOptions, io: tokio::runtime::Handle) -> Result<Summar
     let client = client_for(&server.url(), &io)?;
     let consistency = options.manager.gates.consistency_for("ReplicaSet");
     let manager = Manager::start(&options.manager, client, &io)?;
+    if let Some(addr) = options.metrics_addr {
+        let bound = start_metrics(&io, addr, &manager).await?;
+        tracing::info!(%bound, "serving /metrics, /healthz and /readyz");
+    }
     tracing::info!(url = %server.url(), admin = %server.admin_addr(), replicasets = names.len(),
         pod_watch_delay_ms = options.pod_watch_delay.as_millis() as u64, "embedded API server seeded");
     let started = Instant::now();

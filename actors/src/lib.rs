@@ -7,6 +7,7 @@ pub mod embedded;
 pub mod errors;
 pub mod informer;
 pub mod manager;
+pub mod metrics;
 pub mod paths;
 pub mod rate_limit;
 pub mod shard_actor;

@@ -76,6 +76,52 @@ pub struct Manager {
     shutdown: watch::Sender<bool>,
 }
 
+/// Collects the manager's figures from its shards, informers and writers.
+#[derive(Clone)]
+pub struct StatsSource {
+    shards: Vec<Addr<ShardActor>>,
+    informers: Vec<(Resource, Arc<InformerState>)>,
+    writes: Arc<WriteCounters>,
+}
+
+impl StatsSource {
+    /// The informers' states.
+    pub fn informers(&self) -> &[(Resource, Arc<InformerState>)] {
+        &self.informers
+    }
+
+    /// Asks every shard for its figures and merges them.
+    pub async fn collect(&self) -> ManagerStats {
+        let snapshots: Vec<ShardSnapshot> = join_all(self.shards.iter().map(|s| s.send(Snapshot)))
+            .await
+            .into_iter()
+            .filter_map(Result::ok)
+            .collect();
+        let mut controllers: Vec<ControllerStats> = Vec::new();
+        for snap in &snapshots {
+            for c in &snap.controllers {
+                match controllers
+                    .iter_mut()
+                    .find(|m| m.controller == c.controller)
+                {
+                    Some(m) => m.merge(c),
+                    None => controllers.push(c.clone()),
+                }
+            }
+        }
+        ManagerStats {
+            controllers,
+            synced: self
+                .informers
+                .iter()
+                .all(|(_, s)| s.synced.load(Ordering::Relaxed)),
+            writes_sent: self.writes.sent.load(Ordering::Relaxed),
+            writes_failed: self.writes.failed.load(Ordering::Relaxed),
+            shards: snapshots,
+        }
+    }
+}
+
 /// The manager's figures, merged over shards.
 #[derive(Clone, Debug)]
 pub struct ManagerStats {
@@ -189,32 +235,15 @@ impl Manager {
 
     /// Collects every shard's figures.
     pub async fn stats(&self) -> ManagerStats {
-        let snapshots: Vec<ShardSnapshot> = join_all(self.shards.iter().map(|s| s.send(Snapshot)))
-            .await
-            .into_iter()
-            .filter_map(Result::ok)
-            .collect();
-        let mut controllers: Vec<ControllerStats> = Vec::new();
-        for snap in &snapshots {
-            for c in &snap.controllers {
-                match controllers
-                    .iter_mut()
-                    .find(|m| m.controller == c.controller)
-                {
-                    Some(m) => m.merge(c),
-                    None => controllers.push(c.clone()),
-                }
-            }
-        }
-        ManagerStats {
-            controllers,
-            synced: self
-                .informers
-                .iter()
-                .all(|(_, s)| s.synced.load(Ordering::Relaxed)),
-            writes_sent: self.writes.sent.load(Ordering::Relaxed),
-            writes_failed: self.writes.failed.load(Ordering::Relaxed),
-            shards: snapshots,
+        self.source().collect().await
+    }
+
+    /// A cheap, cloneable handle that collects the figures (for the metrics endpoint).
+    pub fn source(&self) -> StatsSource {
+        StatsSource {
+            shards: self.shards.clone(),
+            informers: self.informers.clone(),
+            writes: self.writes.clone(),
         }
     }
 

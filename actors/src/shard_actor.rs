@@ -240,7 +240,7 @@ impl Handler<Snapshot> for ShardActor {
             })
             .collect();
         MessageResult(ShardSnapshot {
-            controllers: self.shard.stats(),
+            controllers: self.shard.stats(Instant::now()),
             resources,
         })
     }

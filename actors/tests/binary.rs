@@ -20,7 +20,13 @@ fn run_embedded(extra: &[&str]) -> (i32, serde_json::Value) {
             "--demo-replicasets",
             "6",
         ])
-        .args(["--demo-pod-watch-delay-ms", "1500", "--summary-json"])
+        .args([
+            "--demo-pod-watch-delay-ms",
+            "1500",
+            "--metrics-addr",
+            "127.0.0.1:0",
+            "--summary-json",
+        ])
         .arg(&summary)
         .args(extra)
         .env("RUST_LOG", "error")

@@ -316,3 +316,84 @@ fn a_410_on_reconnect_relists_atomically_and_nothing_is_lost() {
         assert!(violations.is_empty(), "{violations:?}");
     });
 }
+
+async fn http_get(addr: std::net::SocketAddr, path: &str) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.expect("write");
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.expect("read");
+    let code = response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (code, body)
+}
+
+fn metric(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find(|l| l.starts_with(series) && l[series.len()..].starts_with(' '))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+}
+
+#[test]
+fn metrics_show_the_workqueue_and_the_stale_skips_operators_watch() {
+    with_runtime(|io| async move {
+        let (server, manager) = setup(&io, Duration::from_secs(1), true, 0).await;
+        let addr = tidemark_actors::embedded::start_metrics(
+            &io,
+            "127.0.0.1:0".parse().expect("addr"),
+            &manager,
+        )
+        .await
+        .expect("metrics endpoint");
+        for name in names() {
+            server
+                .scale_replicaset(DEMO_NAMESPACE, &name, 3)
+                .expect("scale");
+        }
+        assert!(wait_converged(&server, Duration::from_secs(30)).await);
+        let (code, text) = http_get(addr, "/metrics").await;
+        let (ready, detail) = http_get(addr, "/readyz").await;
+        let (healthy, _) = http_get(addr, "/healthz").await;
+        manager.stop();
+        server.shutdown().await;
+        assert_eq!(code, 200, "{text}");
+        assert_eq!((ready, healthy), (200, 200), "{detail}");
+        assert!(detail.contains("[+] informer pods synced"), "{detail}");
+        assert_eq!(
+            metric(&text, r#"workqueue_depth{name="replicaset"}"#),
+            Some(0.0),
+            "{text}"
+        );
+        assert!(metric(&text, r#"workqueue_adds_total{name="replicaset"}"#) > Some(0.0));
+        let skips =
+            r#"tidemark_stale_sync_skips_total{controller="replicaset",group="",resource="pods"}"#;
+        assert!(
+            metric(&text, skips) > Some(0.0),
+            "the lagging Pod cache shows: {text}"
+        );
+        let store_rv = metric(
+            &text,
+            r#"tidemark_store_resource_version{group="",resource="pods"}"#,
+        );
+        assert!(store_rv > Some(1.0));
+        assert!(
+            text.contains(
+                r#"workqueue_queue_duration_seconds_bucket{le="0.001",name="replicaset"}"#
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"tidemark_reconcile_total{controller="replicaset",result="success"}"#)
+        );
+        assert!(text.contains("# EOF"));
+    });
+}

@@ -75,6 +75,7 @@ struct PlanProgress {
     outstanding: usize,
     failed: bool,
     requeue_after: Option<Duration>,
+    started: Instant,
 }
 
 struct Controller {
@@ -347,6 +348,11 @@ impl Shard {
                 (false, Some(after)) => Outcome::RequeueAfter(after),
                 (false, None) => Outcome::Done,
             };
+            if plan.failed {
+                c.stats.plans_failed += 1;
+            }
+            c.stats
+                .record_work(now.saturating_duration_since(plan.started));
             c.plans.remove(owner);
             c.queue.finish(owner, outcome, now);
             return;
@@ -433,6 +439,11 @@ impl Shard {
             if let Some(target) = stale_target {
                 if c.consistency {
                     c.stats.stale_sync_skips += 1;
+                    let resource = match &target {
+                        ParkTarget::Watermark { resource, .. } => *resource,
+                        ParkTarget::Deletions => Resource::Pods,
+                    };
+                    *c.stats.stale_sync_skips_by_resource.get_mut(resource) += 1;
                     c.queue.park(&key, target, now);
                     continue;
                 }
@@ -466,6 +477,7 @@ impl Shard {
                             outstanding: 0,
                             failed: false,
                             requeue_after,
+                            started: now,
                         },
                     );
                     Self::advance_plan(
@@ -490,12 +502,17 @@ impl Shard {
             .min()
     }
 
-    /// Per-controller counters and gauges.
-    pub fn stats(&self) -> Vec<ControllerStats> {
+    /// Per-controller counters and gauges, with in-flight work measured at `now`.
+    pub fn stats(&self, now: Instant) -> Vec<ControllerStats> {
         self.controllers
             .iter()
             .map(|c| {
                 let mut s = c.stats.clone();
+                for plan in c.plans.values() {
+                    let running = now.saturating_duration_since(plan.started);
+                    s.unfinished_work += running;
+                    s.longest_running = s.longest_running.max(running);
+                }
                 s.queue = c.queue.stats();
                 s.depth = c.queue.depth();
                 s.parked = c.queue.parked();

@@ -160,8 +160,8 @@ fn stale_key_parks_and_wakes_when_the_watermark_passes_its_target() {
         writes(&mut s, now).is_empty(),
         "pods cache is at 10, the key wrote 20"
     );
-    assert_eq!(s.stats()[0].stale_sync_skips, 1);
-    assert_eq!(s.stats()[0].parked, 1);
+    assert_eq!(s.stats(Instant::now())[0].stale_sync_skips, 1);
+    assert_eq!(s.stats(Instant::now())[0].parked, 1);
     s.advance(Resource::Pods, rv(19), now);
     assert!(writes(&mut s, now).is_empty(), "19 is not 20");
     let mut created = pod(&rs, "web-x", 20, false);
@@ -174,8 +174,8 @@ fn stale_key_parks_and_wakes_when_the_watermark_passes_its_target() {
         0,
         "woken with the pod in cache: no second create"
     );
-    assert_eq!(s.stats()[0].parked, 0);
-    assert_eq!(s.stats()[0].queue.wakes, 1);
+    assert_eq!(s.stats(Instant::now())[0].parked, 0);
+    assert_eq!(s.stats(Instant::now())[0].queue.wakes, 1);
 }
 
 #[test]
@@ -192,7 +192,7 @@ fn with_the_gate_off_a_stale_cache_creates_twice() {
         1,
         "the naive controller over-creates"
     );
-    assert_eq!(s.stats()[0].stale_reconciles, 1);
+    assert_eq!(s.stats(Instant::now())[0].stale_reconciles, 1);
 }
 
 #[test]
@@ -225,7 +225,7 @@ fn a_parked_key_does_not_block_other_keys_of_its_shard() {
     let ws = writes(&mut s, now);
     assert_eq!(ws.len(), 1, "cold reconciles while hot is parked: {ws:?}");
     assert_eq!(ws[0].owner.name(), "cold");
-    assert_eq!(s.stats()[0].parked, 1);
+    assert_eq!(s.stats(Instant::now())[0].parked, 1);
 }
 
 #[test]
@@ -244,7 +244,7 @@ fn deletions_are_tracked_until_the_cache_shows_them() {
         writes(&mut s, now).is_empty(),
         "a high watermark proves nothing about a delete"
     );
-    assert_eq!(s.stats()[0].parked, 1);
+    assert_eq!(s.stats(Instant::now())[0].parked, 1);
     s.apply(Change::Deleted(Object::Pod(victim)), now);
     let ws = writes(&mut s, now);
     assert!(
@@ -252,7 +252,7 @@ fn deletions_are_tracked_until_the_cache_shows_them() {
             .all(|w| !matches!(w.action, Action::Delete { .. })),
         "{ws:?}"
     );
-    assert_eq!(s.stats()[0].parked, 0);
+    assert_eq!(s.stats(Instant::now())[0].parked, 0);
 }
 
 #[test]
@@ -264,7 +264,7 @@ fn a_delete_already_observed_when_acknowledged_is_not_awaited() {
     let ws = writes(&mut s, now);
     s.apply(Change::Deleted(Object::Pod(victim)), now);
     s.write_done(ws[0].id, WriteResult::Deleted, now);
-    assert_eq!(s.stats()[0].tracked_keys, 0);
+    assert_eq!(s.stats(Instant::now())[0].tracked_keys, 0);
 }
 
 #[test]
@@ -284,7 +284,7 @@ fn a_non_comparable_written_version_fails_open_and_is_counted() {
     s.write_done(status[0].id, written(21), now);
     touch(&mut s, "web", 1, 21, now);
     let _ = writes(&mut s, now);
-    assert_eq!(s.stats()[0].unknown_freshness, 1);
+    assert_eq!(s.stats(Instant::now())[0].unknown_freshness, 1);
 }
 
 #[test]

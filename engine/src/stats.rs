@@ -1,6 +1,7 @@
 //! Counters and latency histograms a shard keeps per controller; the runtime exports them.
 
 use crate::queue::QueueStats;
+use crate::resource::PerResource;
 use hdrhistogram::Histogram;
 use std::time::Duration;
 
@@ -15,6 +16,10 @@ pub struct ControllerStats {
     pub reconcile_errors: u64,
     /// Reconciles skipped because the cache had not caught up (`stale_sync_skips_total`).
     pub stale_sync_skips: u64,
+    /// The same, by the resource whose cache was behind (pending deletions count as Pods).
+    pub stale_sync_skips_by_resource: PerResource<u64>,
+    /// Reconciles whose plan of writes failed part-way.
+    pub plans_failed: u64,
     /// Reconciles run on a cache known to be stale, because the gate is off.
     pub stale_reconciles: u64,
     /// Gate checks that met a non-comparable version and failed open.
@@ -41,6 +46,12 @@ pub struct ControllerStats {
     pub wake_latency_us: Histogram<u64>,
     /// Ready-to-reconcile latency of every key, in microseconds.
     pub queue_latency_us: Histogram<u64>,
+    /// Reconcile start to the last write answered, in microseconds (`workqueue_work_duration`).
+    pub work_duration_us: Histogram<u64>,
+    /// Sum of how long the reconciles in flight have run (`workqueue_unfinished_work_seconds`).
+    pub unfinished_work: Duration,
+    /// The longest-running reconcile in flight (`workqueue_longest_running_processor_seconds`).
+    pub longest_running: Duration,
 }
 
 fn histogram() -> Histogram<u64> {
@@ -57,6 +68,8 @@ impl ControllerStats {
             reconciles: 0,
             reconcile_errors: 0,
             stale_sync_skips: 0,
+            stale_sync_skips_by_resource: PerResource::default(),
+            plans_failed: 0,
             stale_reconciles: 0,
             unknown_freshness: 0,
             writes: 0,
@@ -70,12 +83,20 @@ impl ControllerStats {
             tracked_keys: 0,
             wake_latency_us: histogram(),
             queue_latency_us: histogram(),
+            work_duration_us: histogram(),
+            unfinished_work: Duration::ZERO,
+            longest_running: Duration::ZERO,
         }
     }
 
     pub(crate) fn record_wake(&mut self, latency: Duration) {
         self.wake_latency_us
             .saturating_record(latency.as_micros().max(1) as u64);
+    }
+
+    pub(crate) fn record_work(&mut self, duration: Duration) {
+        self.work_duration_us
+            .saturating_record(duration.as_micros().max(1) as u64);
     }
 
     pub(crate) fn record_queue_latency(&mut self, latency: Duration) {
@@ -88,6 +109,12 @@ impl ControllerStats {
         self.reconciles += other.reconciles;
         self.reconcile_errors += other.reconcile_errors;
         self.stale_sync_skips += other.stale_sync_skips;
+        for (resource, n) in other.stale_sync_skips_by_resource.iter() {
+            *self.stale_sync_skips_by_resource.get_mut(resource) += n;
+        }
+        self.plans_failed += other.plans_failed;
+        self.unfinished_work += other.unfinished_work;
+        self.longest_running = self.longest_running.max(other.longest_running);
         self.stale_reconciles += other.stale_reconciles;
         self.unknown_freshness += other.unknown_freshness;
         self.writes += other.writes;
@@ -105,5 +132,6 @@ impl ControllerStats {
         self.tracked_keys += other.tracked_keys;
         let _ = self.wake_latency_us.add(&other.wake_latency_us);
         let _ = self.queue_latency_us.add(&other.queue_latency_us);
+        let _ = self.work_duration_us.add(&other.work_duration_us);
     }
 }

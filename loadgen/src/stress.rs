@@ -382,6 +382,7 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
             "--feature-gates",
             &format!("StaleControllerConsistency={gate}"),
         ])
+        .args(["--metrics-addr", "127.0.0.1:0"])
         .arg("--summary-json")
         .arg(&summary_path)
         .stdin(Stdio::null())

@@ -54,6 +54,9 @@ struct RunArgs {
     /// Stop after this many seconds (default: run until Ctrl-C).
     #[arg(long)]
     duration: Option<u64>,
+    /// Serve /metrics, /healthz and /readyz here; `0` disables.
+    #[arg(long, default_value = "127.0.0.1:9464")]
+    metrics_addr: String,
     /// Write the summary as JSON here.
     #[arg(long)]
     summary_json: Option<PathBuf>,
@@ -90,9 +93,17 @@ fn main() -> anyhow::Result<()> {
         }
         manager.shards = shards;
     }
+    let metrics_addr = match args.metrics_addr.as_str() {
+        "0" => None,
+        text => Some(
+            text.parse::<std::net::SocketAddr>()
+                .with_context(|| format!("--metrics-addr {text:?}"))?,
+        ),
+    };
     if args.embedded {
         let summary = run_demo(DemoOptions {
             manager,
+            metrics_addr,
             replicasets: args.demo_replicasets,
             pod_watch_delay: Duration::from_millis(args.demo_pod_watch_delay_ms),
             duration: Duration::from_secs(args.duration.unwrap_or(60)),
@@ -108,7 +119,7 @@ fn main() -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    run_cluster(args, manager)
+    run_cluster(args, manager, metrics_addr)
 }
 
 /// Resolves on SIGTERM (how Kubernetes stops a Pod) or Ctrl-C.
@@ -130,7 +141,11 @@ async fn wait_for_stop_signal() {
     }
 }
 
-fn run_cluster(args: RunArgs, config: ManagerConfig) -> anyhow::Result<()> {
+fn run_cluster(
+    args: RunArgs,
+    config: ManagerConfig,
+    metrics_addr: Option<std::net::SocketAddr>,
+) -> anyhow::Result<()> {
     let io = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("tidemark-io")
@@ -154,6 +169,10 @@ fn run_cluster(args: RunArgs, config: ManagerConfig) -> anyhow::Result<()> {
     let handle = io.handle().clone();
     system.block_on(async move {
         let manager = Manager::start(&config, client, &handle)?;
+        if let Some(addr) = metrics_addr {
+            let bound = tidemark_actors::embedded::start_metrics(&handle, addr, &manager).await?;
+            tracing::info!(%bound, "serving /metrics, /healthz and /readyz");
+        }
         let started = std::time::Instant::now();
         let stop = wait_for_stop_signal();
         match args.duration {

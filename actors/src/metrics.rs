@@ -1,0 +1,402 @@
+//! `/metrics` (Prometheus text, prometheus-client), `/healthz` and `/readyz`, served on
+//! `--metrics-addr` from the I/O runtime. Figures are collected from the shards at each scrape.
+
+use crate::manager::{ManagerStats, StatsSource};
+use axum::Router;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use hdrhistogram::Histogram;
+use parking_lot::Mutex;
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::DescriptorEncoder;
+use prometheus_client::metrics::MetricType;
+use prometheus_client::registry::Registry;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use tidemark_engine::Resource;
+
+/// client-go's workqueue latency buckets: 10 ns to 10 s, by factors of ten.
+const WORKQUEUE_BUCKETS: [f64; 10] = [1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0];
+
+/// The informer figures of one resource at a scrape.
+#[derive(Clone, Debug)]
+struct InformerFigures {
+    resource: Resource,
+    synced: bool,
+    watermark: u64,
+    events: u64,
+    lists: u64,
+    malformed: u64,
+    stale_lists: u64,
+}
+
+#[derive(Debug, Default)]
+struct Scrape {
+    stats: Option<ManagerStats>,
+    informers: Vec<InformerFigures>,
+}
+
+/// Encodes the last collected figures under the metric names operators' dashboards use.
+#[derive(Debug, Default)]
+struct TidemarkCollector {
+    scrape: Mutex<Scrape>,
+}
+
+/// A histogram in seconds from an HDR histogram in microseconds.
+fn buckets(h: &Histogram<u64>, bounds: &[f64]) -> (f64, u64, Vec<(f64, u64)>) {
+    let count = h.len();
+    let sum = h.mean() * count as f64 / 1e6;
+    let buckets = bounds
+        .iter()
+        .map(|&le| {
+            let micros = (le * 1e6).floor() as u64;
+            let below = if micros == 0 {
+                0
+            } else {
+                h.count_between(0, micros)
+            };
+            (le, below)
+        })
+        .collect();
+    (sum, count, buckets)
+}
+
+impl TidemarkCollector {
+    fn encode_stats(
+        stats: &ManagerStats,
+        encoder: &mut DescriptorEncoder,
+    ) -> Result<(), std::fmt::Error> {
+        macro_rules! family {
+            ($name:expr, $help:expr, $ty:expr, |$c:ident, $m:ident| $body:expr) => {{
+                let mut family = encoder.encode_descriptor($name, $help, None, $ty)?;
+                for $c in &stats.controllers {
+                    let name = [("name", $c.controller)];
+                    let mut $m = family.encode_family(&name)?;
+                    $body?;
+                }
+            }};
+        }
+        family!(
+            "workqueue_depth",
+            "Current depth of the workqueue",
+            MetricType::Gauge,
+            |c, m| m.encode_gauge(&(c.depth as i64))
+        );
+        family!(
+            "workqueue_adds",
+            "Total number of adds handled by the workqueue",
+            MetricType::Counter,
+            |c, m| m.encode_counter::<prometheus_client::encoding::NoLabelSet, _, u64>(
+                &c.queue.adds,
+                None
+            )
+        );
+        family!(
+            "workqueue_retries",
+            "Total number of retries handled by the workqueue",
+            MetricType::Counter,
+            |c, m| m.encode_counter::<prometheus_client::encoding::NoLabelSet, _, u64>(
+                &c.queue.retries,
+                None
+            )
+        );
+        family!(
+            "workqueue_queue_duration_seconds",
+            "How long in seconds an item stays in the workqueue before being requested",
+            MetricType::Histogram,
+            |c, m| {
+                let (sum, count, b) = buckets(&c.queue_latency_us, &WORKQUEUE_BUCKETS);
+                m.encode_histogram::<prometheus_client::encoding::NoLabelSet>(sum, count, &b, None)
+            }
+        );
+        family!(
+            "workqueue_work_duration_seconds",
+            "How long in seconds processing an item from the workqueue takes (reconcile and its writes)",
+            MetricType::Histogram,
+            |c, m| {
+                let (sum, count, b) = buckets(&c.work_duration_us, &WORKQUEUE_BUCKETS);
+                m.encode_histogram::<prometheus_client::encoding::NoLabelSet>(sum, count, &b, None)
+            }
+        );
+        family!(
+            "workqueue_unfinished_work_seconds",
+            "How many seconds of work has been done that is in progress",
+            MetricType::Gauge,
+            |c, m| m.encode_gauge(&c.unfinished_work.as_secs_f64())
+        );
+        family!(
+            "workqueue_longest_running_processor_seconds",
+            "How many seconds has the longest running processor been running",
+            MetricType::Gauge,
+            |c, m| m.encode_gauge(&c.longest_running.as_secs_f64())
+        );
+        family!(
+            "tidemark_parked_keys",
+            "Keys parked until their cache catches up with their writes",
+            MetricType::Gauge,
+            |c, m| m.encode_gauge(&(c.parked as i64))
+        );
+        {
+            let mut family = encoder.encode_descriptor(
+                "tidemark_stale_sync_skips",
+                "Reconciles skipped because the cache had not observed the key's own writes",
+                None,
+                MetricType::Counter,
+            )?;
+            for c in &stats.controllers {
+                for (resource, n) in c.stale_sync_skips_by_resource.iter() {
+                    let set = [
+                        ("controller", c.controller),
+                        ("group", resource.group()),
+                        ("resource", resource.plural()),
+                    ];
+                    family
+                        .encode_family(&set)?
+                        .encode_counter::<prometheus_client::encoding::NoLabelSet, _, u64>(
+                            n, None,
+                        )?;
+                }
+            }
+        }
+        {
+            let mut family = encoder.encode_descriptor(
+                "tidemark_reconcile",
+                "Reconciles by result",
+                None,
+                MetricType::Counter,
+            )?;
+            for c in &stats.controllers {
+                let failed = c.reconcile_errors + c.plans_failed;
+                for (result, n) in [
+                    ("success", c.reconciles.saturating_sub(failed)),
+                    ("error", failed),
+                ] {
+                    let set = [("controller", c.controller), ("result", result)];
+                    family
+                        .encode_family(&set)?
+                        .encode_counter::<prometheus_client::encoding::NoLabelSet, _, u64>(
+                            &n, None,
+                        )?;
+                }
+            }
+        }
+        family!(
+            "tidemark_reconcile_duration_seconds",
+            "Reconcile start to the last of its writes answered",
+            MetricType::Histogram,
+            |c, m| {
+                let (sum, count, b) = buckets(&c.work_duration_us, &WORKQUEUE_BUCKETS);
+                m.encode_histogram::<prometheus_client::encoding::NoLabelSet>(sum, count, &b, None)
+            }
+        );
+        family!(
+            "tidemark_wake_latency_seconds",
+            "Watermark passing a parked key's target to its reconcile starting",
+            MetricType::Histogram,
+            |c, m| {
+                let (sum, count, b) = buckets(&c.wake_latency_us, &WORKQUEUE_BUCKETS);
+                m.encode_histogram::<prometheus_client::encoding::NoLabelSet>(sum, count, &b, None)
+            }
+        );
+        {
+            let mut family = encoder.encode_descriptor(
+                "tidemark_writes",
+                "Writes sent to the API server, by result",
+                None,
+                MetricType::Counter,
+            )?;
+            let ok = stats.writes_sent.saturating_sub(stats.writes_failed);
+            for (result, n) in [("success", ok), ("error", stats.writes_failed)] {
+                let set = [("result", result)];
+                family
+                    .encode_family(&set)?
+                    .encode_counter::<prometheus_client::encoding::NoLabelSet, _, u64>(&n, None)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn encode_informers(
+        informers: &[InformerFigures],
+        encoder: &mut DescriptorEncoder,
+    ) -> Result<(), std::fmt::Error> {
+        macro_rules! per_resource {
+            ($name:expr, $help:expr, $ty:expr, |$i:ident, $m:ident| $body:expr) => {{
+                let mut family = encoder.encode_descriptor($name, $help, None, $ty)?;
+                for $i in informers {
+                    let set = [
+                        ("group", $i.resource.group()),
+                        ("resource", $i.resource.plural()),
+                    ];
+                    let mut $m = family.encode_family(&set)?;
+                    $body?;
+                }
+            }};
+        }
+        per_resource!(
+            "tidemark_store_resource_version",
+            "The last progress marker the shards have for the resource (LastStoreSyncResourceVersion)",
+            MetricType::Gauge,
+            |i, m| m.encode_gauge(&(i.watermark as i64))
+        );
+        per_resource!(
+            "tidemark_informer_synced",
+            "1 once the first consistent list is in every shard",
+            MetricType::Gauge,
+            |i, m| m.encode_gauge(&i64::from(i.synced))
+        );
+        per_resource!(
+            "tidemark_watch_events",
+            "Watch events delivered to the shards",
+            MetricType::Counter,
+            |i, m| m
+                .encode_counter::<prometheus_client::encoding::NoLabelSet, _, u64>(&i.events, None)
+        );
+        per_resource!(
+            "tidemark_lists",
+            "Lists replaced into the shards (1 + relists)",
+            MetricType::Counter,
+            |i, m| m
+                .encode_counter::<prometheus_client::encoding::NoLabelSet, _, u64>(&i.lists, None)
+        );
+        per_resource!(
+            "tidemark_malformed_objects",
+            "Objects that could not be decoded",
+            MetricType::Counter,
+            |i, m| m.encode_counter::<prometheus_client::encoding::NoLabelSet, _, u64>(
+                &i.malformed,
+                None
+            )
+        );
+        per_resource!(
+            "tidemark_stale_lists",
+            "Lists refused because they were older than what the informer had seen",
+            MetricType::Counter,
+            |i, m| m.encode_counter::<prometheus_client::encoding::NoLabelSet, _, u64>(
+                &i.stale_lists,
+                None
+            )
+        );
+        Ok(())
+    }
+}
+
+impl Collector for TidemarkCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let scrape = self.scrape.lock();
+        if let Some(stats) = &scrape.stats {
+            Self::encode_stats(stats, &mut encoder)?;
+        }
+        Self::encode_informers(&scrape.informers, &mut encoder)
+    }
+}
+
+/// The endpoint's state: where figures come from, and the registry they are encoded with.
+#[derive(Clone)]
+pub struct MetricsState {
+    source: StatsSource,
+    collector: Arc<TidemarkCollector>,
+    registry: Arc<Registry>,
+}
+
+impl MetricsState {
+    /// Metrics for the manager behind `source`.
+    pub fn new(source: StatsSource) -> Self {
+        let collector = Arc::new(TidemarkCollector::default());
+        let mut registry = Registry::default();
+        registry.register_collector(Box::new(collector.clone()));
+        Self {
+            source,
+            collector,
+            registry: Arc::new(registry),
+        }
+    }
+
+    fn informers(&self) -> Vec<InformerFigures> {
+        self.source
+            .informers()
+            .iter()
+            .map(|(resource, s)| InformerFigures {
+                resource: *resource,
+                synced: s.synced.load(Ordering::Relaxed),
+                watermark: s.watermark.load(Ordering::Relaxed),
+                events: s.events.load(Ordering::Relaxed),
+                lists: s.lists.load(Ordering::Relaxed),
+                malformed: s.malformed.load(Ordering::Relaxed),
+                stale_lists: s.stale_lists.load(Ordering::Relaxed),
+            })
+            .collect()
+    }
+
+    /// Collects the figures and renders them in the Prometheus text format.
+    pub async fn render(&self) -> Result<String, std::fmt::Error> {
+        let stats = self.source.collect().await;
+        {
+            let mut scrape = self.collector.scrape.lock();
+            scrape.stats = Some(stats);
+            scrape.informers = self.informers();
+        }
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &self.registry)?;
+        Ok(text)
+    }
+}
+
+async fn metrics(State(state): State<MetricsState>) -> Response {
+    match state.render().await {
+        Ok(text) => (
+            [(
+                header::CONTENT_TYPE,
+                "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            )],
+            text,
+        )
+            .into_response(),
+        Err(_) => (StatusCode::INTERNAL_SERVER_ERROR, "encoding failed").into_response(),
+    }
+}
+
+async fn readyz(State(state): State<MetricsState>) -> Response {
+    let informers = state.informers();
+    let mut detail = String::new();
+    for i in &informers {
+        detail.push_str(&format!(
+            "[{}] informer {} synced\n",
+            if i.synced { "+" } else { "-" },
+            i.resource
+        ));
+    }
+    if informers.iter().all(|i| i.synced) {
+        (StatusCode::OK, format!("{detail}ok\n")).into_response()
+    } else {
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("{detail}readyz check failed\n"),
+        )
+            .into_response()
+    }
+}
+
+/// The router: `/metrics`, `/healthz`, `/readyz`.
+pub fn router(state: MetricsState) -> Router {
+    Router::new()
+        .route("/metrics", get(metrics))
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/readyz", get(readyz))
+        .with_state(state)
+}
+
+/// Binds `addr` and serves the endpoint on the current tokio runtime; returns the bound address.
+pub async fn serve(addr: SocketAddr, state: MetricsState) -> std::io::Result<SocketAddr> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let bound = listener.local_addr()?;
+    tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, router(state)).await {
+            tracing::error!(error = %e, "metrics endpoint stopped");
+        }
+    });
+    Ok(bound)
+}
