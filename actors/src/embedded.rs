@@ -3,7 +3,7 @@
 
 use crate::manager::{Manager, ManagerConfig, ManagerStats};
 use crate::summary::Summary;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::io::IsTerminal;
 use std::time::Duration;
 use tidemark_loadgen::{ApiServer, ReplicaSetTruth, Resource, ServerConfig};
@@ -68,31 +68,14 @@ impl Default for DemoOptions {
     }
 }
 
-/// A ReplicaSet manifest with selector and template label `app=<name>`.
+/// A ReplicaSet manifest in the demo namespace (see [`tidemark_loadgen::workload`]).
 pub fn replicaset_manifest(name: &str, replicas: i32) -> Value {
-    json!({
-        "apiVersion": "apps/v1",
-        "kind": "ReplicaSet",
-        "metadata": {"name": name, "namespace": DEMO_NAMESPACE, "labels": {"app": name}},
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": {"app": name}},
-            "template": {
-                "metadata": {"labels": {"app": name}},
-                "spec": {"containers": [{"name": "web", "image": "registry.k8s.io/pause:3.10",
-                    "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}}]}
-            }
-        }
-    })
+    tidemark_loadgen::workload::replicaset_manifest(DEMO_NAMESPACE, name, replicas)
 }
 
-/// Every ReplicaSet has its desired live Pods, and its status says so for its generation.
+/// Every ReplicaSet has converged.
 pub fn converged(truth: &[ReplicaSetTruth]) -> bool {
-    truth.iter().all(|rs| {
-        rs.live_pods == rs.spec_replicas
-            && rs.status_replicas == rs.spec_replicas
-            && rs.observed_generation == rs.generation
-    })
+    truth.iter().all(ReplicaSetTruth::is_converged)
 }
 
 /// Identifies Tidemark's requests (`User-Agent: tidemark/<version>`), so API server audit logs and
@@ -190,11 +173,7 @@ const SCALE_CYCLE: [i32; 6] = [4, 1, 6, 2, 5, 3];
 
 /// Runs the demo inside an actix System; returns its summary.
 pub fn run_demo(options: DemoOptions) -> Result<Summary, EmbeddedError> {
-    let io = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .thread_name("tidemark-io")
-        .enable_all()
-        .build()?;
+    let io = crate::manager::io_runtime()?;
     let system = actix::System::new();
     let handle = io.handle().clone();
     let result = system.block_on(demo(options, handle));

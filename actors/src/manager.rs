@@ -16,6 +16,17 @@ use tidemark_engine::{
 };
 use tokio::sync::{mpsc, watch};
 
+/// The process-wide multi-thread tokio runtime for I/O (kube clients, informers, writers, the
+/// metrics endpoint). Clients must be created on it: a client made inside an actix arbiter dies
+/// with that arbiter and stalls while its thread is busy.
+pub fn io_runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("tidemark-io")
+        .enable_all()
+        .build()
+}
+
 /// Controllers this build can run, by their `--controllers` name.
 pub const ONBOARDED: &[&str] = &["replicaset"];
 
@@ -69,10 +80,8 @@ fn reconciler(name: &str) -> Result<Box<dyn Reconciler>, StartError> {
 
 /// A running manager.
 pub struct Manager {
-    shards: Vec<Addr<ShardActor>>,
+    source: StatsSource,
     arbiters: Vec<Arbiter>,
-    informers: Vec<(Resource, Arc<InformerState>)>,
-    writes: Arc<WriteCounters>,
     shutdown: watch::Sender<bool>,
 }
 
@@ -220,31 +229,29 @@ impl Manager {
         }
         tracing::info!(shards = shards.len(), arbiters = arbiters.len(), controllers = ?config.controllers, "manager started");
         Ok(Self {
-            shards,
+            source: StatsSource {
+                shards,
+                informers,
+                writes: pool.counters(),
+            },
             arbiters,
-            informers,
-            writes: pool.counters(),
             shutdown,
         })
     }
 
     /// The informers' states.
     pub fn informers(&self) -> &[(Resource, Arc<InformerState>)] {
-        &self.informers
+        self.source.informers()
     }
 
     /// Collects every shard's figures.
     pub async fn stats(&self) -> ManagerStats {
-        self.source().collect().await
+        self.source.collect().await
     }
 
     /// A cheap, cloneable handle that collects the figures (for the metrics endpoint).
     pub fn source(&self) -> StatsSource {
-        StatsSource {
-            shards: self.shards.clone(),
-            informers: self.informers.clone(),
-            writes: self.writes.clone(),
-        }
+        self.source.clone()
     }
 
     /// Stops informers and shard arbiters: no new work starts. Writes already sent go on.
@@ -258,7 +265,7 @@ impl Manager {
     /// Stops taking work, then waits up to `deadline` for the writes in flight to be answered.
     /// Returns how many were still unanswered.
     pub async fn shutdown(self, deadline: std::time::Duration) -> u64 {
-        let writes = self.writes.clone();
+        let writes = self.source.writes.clone();
         writes.stopping.store(true, Ordering::Relaxed);
         self.stop();
         let until = tokio::time::Instant::now() + deadline;
@@ -281,20 +288,14 @@ mod tests {
 
     #[test]
     fn starting_outside_an_actix_system_is_an_error_not_a_panic() {
-        let io = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-            .expect("runtime");
+        let io = io_runtime().expect("runtime");
         let result = Manager::start(&ManagerConfig::default(), client(&io), io.handle());
         assert!(matches!(result, Err(StartError::NoSystem)));
     }
 
     #[test]
     fn an_unknown_controller_is_rejected_before_anything_starts() {
-        let io = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-            .expect("runtime");
+        let io = io_runtime().expect("runtime");
         let config = ManagerConfig {
             controllers: vec!["cronjob".into()],
             ..ManagerConfig::default()

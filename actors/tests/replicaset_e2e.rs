@@ -22,11 +22,7 @@ where
     F: FnOnce(tokio::runtime::Handle) -> Fut,
     Fut: std::future::Future<Output = ()>,
 {
-    let io = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("I/O runtime");
+    let io = tidemark_actors::manager::io_runtime().expect("I/O runtime");
     let handle = io.handle().clone();
     actix::System::new().block_on(scenario(handle));
     io.shutdown_timeout(Duration::from_secs(2));

@@ -7,11 +7,7 @@ use tidemark_loadgen::scenario::Scenario;
 use tidemark_loadgen::stress::{StressOptions, run};
 
 fn stress(gate: bool) -> tidemark_loadgen::report::StressReport {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let runtime = tidemark_actors::manager::io_runtime().expect("runtime");
     let options = StressOptions {
         scenario: Scenario::load("replicaset-watch-restart").expect("shipped scenario"),
         seed: 3,

@@ -84,19 +84,24 @@ impl ShardCache {
         }
     }
 
-    /// The cached object of `resource` at `key`, as an [`Object`] reference is not possible for a
-    /// projection, so this answers whether the UID is still live (present and not terminating).
-    pub fn is_live(&self, resource: Resource, key: &ObjectKey, uid: &Uid) -> bool {
+    /// The UID of the object of `resource` cached at `key`, and whether it is live (not
+    /// terminating).
+    fn uid_at(&self, resource: Resource, key: &ObjectKey) -> Option<(&Uid, bool)> {
         match resource {
-            Resource::Pods => self
-                .pods
-                .get(key)
-                .is_some_and(|p| &p.uid == uid && !p.terminating),
-            Resource::ReplicaSets => self
-                .replicasets
-                .get(key)
-                .is_some_and(|r| &r.uid == uid && !r.terminating),
+            Resource::Pods => self.pods.get(key).map(|p| (&p.uid, !p.terminating)),
+            Resource::ReplicaSets => self.replicasets.get(key).map(|r| (&r.uid, !r.terminating)),
         }
+    }
+
+    /// The UID of the object of `resource` cached at `key`.
+    pub fn uid_of(&self, resource: Resource, key: &ObjectKey) -> Option<&Uid> {
+        self.uid_at(resource, key).map(|(uid, _)| uid)
+    }
+
+    /// Whether the object `uid` is cached at `key`, not terminating.
+    pub fn is_live(&self, resource: Resource, key: &ObjectKey, uid: &Uid) -> bool {
+        self.uid_at(resource, key)
+            .is_some_and(|(u, live)| u == uid && live)
     }
 
     /// How many objects of `resource` are cached.

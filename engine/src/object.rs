@@ -195,6 +195,14 @@ impl Object {
             Object::ReplicaSet(r) => r.resource_version,
         }
     }
+    /// metadata.deletionTimestamp is set: the object is going away.
+    pub fn is_terminating(&self) -> bool {
+        match self {
+            Object::Pod(p) => p.terminating,
+            Object::ReplicaSet(r) => r.terminating,
+        }
+    }
+
     /// The controlling ownerReference, if any.
     pub fn controller_ref(&self) -> Option<&OwnerRef> {
         match self {

@@ -189,11 +189,7 @@ impl Shard {
                         c.versions.forget_if_replaced(object.key(), object.uid());
                     }
                 }
-                let terminating = match &object {
-                    Object::Pod(p) => p.terminating,
-                    Object::ReplicaSet(r) => r.terminating,
-                };
-                if terminating {
+                if object.is_terminating() {
                     self.observe_gone(&object, false, now);
                 }
                 self.enqueue_for(&object, now);
@@ -232,10 +228,7 @@ impl Shard {
         }
         let terminating: Vec<Object> = objects
             .iter()
-            .filter(|o| match o {
-                Object::Pod(p) => p.terminating,
-                Object::ReplicaSet(r) => r.terminating,
-            })
+            .filter(|o| o.is_terminating())
             .cloned()
             .collect();
         let removed = self.cache.replace(resource, objects);
@@ -468,7 +461,7 @@ impl Shard {
                 }) => {
                     let steps: VecDeque<Vec<Action>> =
                         steps.into_iter().filter(|s| !s.is_empty()).collect();
-                    let owner_uid = self.cache.replicasets.get(&key).map(|r| r.uid.clone());
+                    let owner_uid = self.cache.uid_of(c.reconciler.primary(), &key).cloned();
                     c.plans.insert(
                         key.clone(),
                         PlanProgress {

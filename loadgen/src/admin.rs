@@ -28,11 +28,41 @@ pub struct AdminState {
     pub leases: Arc<crate::nodes::LeaseControl>,
 }
 
+/// A fault setting that names the resource it applies to.
+trait Targeted: serde::de::DeserializeOwned {
+    /// The resource plural in the body.
+    fn resource(&self) -> &str;
+}
+
+macro_rules! targeted {
+    ($($ty:ty),*) => {$(impl Targeted for $ty { fn resource(&self) -> &str { &self.resource } })*};
+}
+
 #[derive(Debug, Deserialize)]
-struct WatchDelay {
+struct Millis {
     resource: String,
     millis: u64,
 }
+
+#[derive(Debug, Deserialize)]
+struct Count {
+    resource: String,
+    count: u64,
+}
+
+#[derive(Debug, Deserialize)]
+struct Stall {
+    resource: String,
+    stalled: bool,
+}
+
+#[derive(Debug, Deserialize)]
+struct Events {
+    resource: String,
+    events: u64,
+}
+
+targeted!(Millis, Count, Stall, Events, crate::faults::ObjectDelay);
 
 fn bad(message: String) -> Response {
     (StatusCode::BAD_REQUEST, Json(json!({"error": message}))).into_response()
@@ -43,9 +73,24 @@ fn parse<T: serde::de::DeserializeOwned>(body: &[u8], expected: &str) -> Result<
     serde_json::from_slice(body).map_err(|e| format!("expected {expected}: {e}"))
 }
 
-/// The resource with plural `name`.
-fn resource_named(name: &str) -> Result<Resource, String> {
-    Resource::from_plural(name).ok_or_else(|| format!("unknown resource {name:?}"))
+/// Decodes a per-resource fault setting, applies it, logs what changed with the revision, and
+/// answers with the faults now in force (400 for a malformed body or an unknown resource).
+fn set_fault<T: Targeted>(
+    s: &AdminState,
+    body: &[u8],
+    expected: &str,
+    apply: impl FnOnce(&Faults, Resource, T) -> String,
+) -> Response {
+    let req: T = match parse(body, expected) {
+        Ok(r) => r,
+        Err(message) => return bad(message),
+    };
+    let Some(resource) = Resource::from_plural(req.resource()) else {
+        return bad(format!("unknown resource {:?}", req.resource()));
+    };
+    let what = apply(&s.faults, resource, req);
+    log_fault(s, &what);
+    Json(s.faults.to_json()).into_response()
 }
 
 async fn get_faults(State(s): State<AdminState>) -> Json<serde_json::Value> {
@@ -53,24 +98,15 @@ async fn get_faults(State(s): State<AdminState>) -> Json<serde_json::Value> {
 }
 
 async fn put_watch_delay(State(s): State<AdminState>, body: Bytes) -> Response {
-    let req: WatchDelay = match parse(&body, "{{\"resource\":\"pods\",\"millis\":N}}") {
-        Ok(r) => r,
-        Err(message) => return bad(message),
-    };
-    let resource = match resource_named(&req.resource) {
-        Ok(r) => r,
-        Err(message) => return bad(message),
-    };
-    s.faults
-        .set_watch_delay(resource, Duration::from_millis(req.millis));
-    log_fault(&s, &format!("watch delay {resource} {} ms", req.millis));
-    Json(s.faults.to_json()).into_response()
-}
-
-#[derive(serde::Deserialize)]
-struct ExpireWatches {
-    resource: String,
-    count: u64,
+    set_fault(
+        &s,
+        &body,
+        r#"{"resource":"pods","millis":N}"#,
+        |f, r, req: Millis| {
+            f.set_watch_delay(r, Duration::from_millis(req.millis));
+            format!("watch delay {r} {} ms", req.millis)
+        },
+    )
 }
 
 async fn post_drop_watches(State(s): State<AdminState>) -> Json<serde_json::Value> {
@@ -80,40 +116,27 @@ async fn post_drop_watches(State(s): State<AdminState>) -> Json<serde_json::Valu
 }
 
 async fn put_expire_watches(State(s): State<AdminState>, body: Bytes) -> Response {
-    let req: ExpireWatches = match parse(&body, "{{\"resource\":\"pods\",\"count\":N}}") {
-        Ok(r) => r,
-        Err(message) => return bad(message),
-    };
-    let resource = match resource_named(&req.resource) {
-        Ok(r) => r,
-        Err(message) => return bad(message),
-    };
-    s.faults.expire_next_watches(resource, req.count);
-    log_fault(
+    set_fault(
         &s,
-        &format!("next {} {resource} watches get 410", req.count),
-    );
-    Json(s.faults.to_json()).into_response()
-}
-
-#[derive(serde::Deserialize)]
-struct WatchStall {
-    resource: String,
-    stalled: bool,
+        &body,
+        r#"{"resource":"pods","count":N}"#,
+        |f, r, req: Count| {
+            f.expire_next_watches(r, req.count);
+            format!("next {} {r} watches get 410", req.count)
+        },
+    )
 }
 
 async fn put_watch_stall(State(s): State<AdminState>, body: Bytes) -> Response {
-    let req: WatchStall = match parse(&body, "{{\"resource\":\"pods\",\"stalled\":true}}") {
-        Ok(r) => r,
-        Err(message) => return bad(message),
-    };
-    let resource = match resource_named(&req.resource) {
-        Ok(r) => r,
-        Err(message) => return bad(message),
-    };
-    s.faults.set_watch_stall(resource, req.stalled);
-    log_fault(&s, &format!("watch stall {resource} {}", req.stalled));
-    Json(s.faults.to_json()).into_response()
+    set_fault(
+        &s,
+        &body,
+        r#"{"resource":"pods","stalled":true}"#,
+        |f, r, req: Stall| {
+            f.set_watch_stall(r, req.stalled);
+            format!("watch stall {r} {}", req.stalled)
+        },
+    )
 }
 
 #[derive(serde::Deserialize)]
@@ -129,10 +152,8 @@ struct RequestFaultSettings {
 
 /// Replaces the request faults (`DELETE` clears them).
 async fn put_request_faults(State(s): State<AdminState>, body: Bytes) -> Response {
-    let req: RequestFaultSettings = match parse(
-        &body,
-        "{{\"errors\":[..],\"latency\":[..],\"loseWriteResponses\":F}}",
-    ) {
+    let expected = r#"{"errors":[..],"latency":[..],"loseWriteResponses":F}"#;
+    let req: RequestFaultSettings = match parse(&body, expected) {
         Ok(r) => r,
         Err(message) => return bad(message),
     };
@@ -153,88 +174,57 @@ async fn delete_request_faults(State(s): State<AdminState>) -> Json<serde_json::
     Json(s.faults.to_json())
 }
 
-#[derive(serde::Deserialize)]
-struct LaggingReplica {
-    resource: String,
-    millis: u64,
-}
-
 async fn put_lagging_replica(State(s): State<AdminState>, body: Bytes) -> Response {
-    let req: LaggingReplica = match parse(&body, "{{\"resource\":\"pods\",\"millis\":N}}") {
-        Ok(r) => r,
-        Err(message) => return bad(message),
-    };
-    let resource = match resource_named(&req.resource) {
-        Ok(r) => r,
-        Err(message) => return bad(message),
-    };
-    s.faults
-        .set_lagging_replica(resource, Duration::from_millis(req.millis));
-    log_fault(&s, &format!("lagging replica {resource} {} ms", req.millis));
-    Json(s.faults.to_json()).into_response()
-}
-
-#[derive(serde::Deserialize)]
-struct DropAfter {
-    resource: String,
-    events: u64,
+    set_fault(
+        &s,
+        &body,
+        r#"{"resource":"pods","millis":N}"#,
+        |f, r, req: Millis| {
+            f.set_lagging_replica(r, Duration::from_millis(req.millis));
+            format!("lagging replica {r} {} ms", req.millis)
+        },
+    )
 }
 
 async fn put_drop_after(State(s): State<AdminState>, body: Bytes) -> Response {
-    let req: DropAfter = match parse(&body, "{{\"resource\":\"pods\",\"events\":N}}") {
-        Ok(r) => r,
-        Err(message) => return bad(message),
-    };
-    let resource = match resource_named(&req.resource) {
-        Ok(r) => r,
-        Err(message) => return bad(message),
-    };
-    s.faults.set_drop_watches_after(resource, req.events);
-    log_fault(
+    set_fault(
         &s,
-        &format!("{resource} watches dropped after {} events", req.events),
-    );
-    Json(s.faults.to_json()).into_response()
+        &body,
+        r#"{"resource":"pods","events":N}"#,
+        |f, r, req: Events| {
+            f.set_drop_watches_after(r, req.events);
+            format!("{r} watches dropped after {} events", req.events)
+        },
+    )
 }
 
 async fn put_object_delay(State(s): State<AdminState>, body: Bytes) -> Response {
-    let req: crate::faults::ObjectDelay = match parse(
-        &body,
-        "{{\"resource\":\"pods\",\"label\":K,\"value\":V,\"millis\":N}}",
-    ) {
-        Ok(r) => r,
-        Err(message) => return bad(message),
-    };
-    if let Err(message) = resource_named(&req.resource) {
-        return bad(message);
-    }
-    log_fault(
+    let expected = r#"{"resource":"pods","label":K,"value":V,"millis":N}"#;
+    set_fault(
         &s,
-        &format!(
-            "watch delay {} {}={} {} ms",
-            req.resource, req.label, req.value, req.millis
-        ),
-    );
-    s.faults.set_object_watch_delay(req);
-    Json(s.faults.to_json()).into_response()
+        &body,
+        expected,
+        |f, r, req: crate::faults::ObjectDelay| {
+            let what = format!(
+                "watch delay {r} {}={} {} ms",
+                req.label, req.value, req.millis
+            );
+            f.set_object_watch_delay(req);
+            what
+        },
+    )
 }
 
 async fn put_jitter(State(s): State<AdminState>, body: Bytes) -> Response {
-    let req: WatchDelay = match parse(&body, "{{\"resource\":\"pods\",\"millis\":N}}") {
-        Ok(r) => r,
-        Err(message) => return bad(message),
-    };
-    let resource = match resource_named(&req.resource) {
-        Ok(r) => r,
-        Err(message) => return bad(message),
-    };
-    s.faults
-        .set_watch_jitter(resource, Duration::from_millis(req.millis));
-    log_fault(
+    set_fault(
         &s,
-        &format!("watch jitter {resource} up to {} ms", req.millis),
-    );
-    Json(s.faults.to_json()).into_response()
+        &body,
+        r#"{"resource":"pods","millis":N}"#,
+        |f, r, req: Millis| {
+            f.set_watch_jitter(r, Duration::from_millis(req.millis));
+            format!("watch jitter {r} up to {} ms", req.millis)
+        },
+    )
 }
 
 #[derive(serde::Deserialize)]
@@ -244,7 +234,7 @@ struct LeaseRenewal {
 }
 
 async fn put_lease_renewal(State(s): State<AdminState>, body: Bytes) -> Response {
-    let req: LeaseRenewal = match parse(&body, "{{\"nodes\":[\"node-0\"],\"renew\":false}}") {
+    let req: LeaseRenewal = match parse(&body, r#"{"nodes":["node-0"],"renew":false}"#) {
         Ok(r) => r,
         Err(message) => return bad(message),
     };

@@ -76,6 +76,7 @@ pub mod store;
 pub mod stress;
 pub mod validation;
 pub mod watch;
+pub mod workload;
 
 pub use deletion::{DeleteOptions, Deleted, Propagation};
 pub use faults::Faults;

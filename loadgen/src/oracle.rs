@@ -97,6 +97,15 @@ pub struct ReplicaSetTruth {
     pub observed_generation: i64,
 }
 
+impl ReplicaSetTruth {
+    /// It has its desired live Pods, and its status says so for its generation.
+    pub fn is_converged(&self) -> bool {
+        self.live_pods == self.spec_replicas
+            && self.status_replicas == self.spec_replicas
+            && self.observed_generation == self.generation
+    }
+}
+
 #[derive(Debug, Clone)]
 struct RsInfo {
     namespace: String,

@@ -265,26 +265,27 @@ impl Scenario {
                     | FaultKind::ObjectWatchDelay
                     | FaultKind::WatchJitter
             ) || fault.resource.is_some();
-            if needs_resource && fault.resource().is_none() {
-                return Err(ScenarioError::Parse {
-                    path: origin.to_path_buf(),
-                    message: format!(
-                        "fault {:?} needs a known resource, got {:?}",
-                        fault.kind, fault.resource
-                    ),
-                });
-            }
-        }
-        for fault in &scenario.faults {
-            let incomplete = match fault.kind {
+            let problem = if needs_resource && fault.resource().is_none() {
+                Some(format!(
+                    "fault {:?} needs a known resource, got {:?}",
+                    fault.kind, fault.resource
+                ))
+            } else if match fault.kind {
                 FaultKind::ObjectWatchDelay => fault.label.is_none() || fault.value.is_none(),
                 FaultKind::StopLeaseRenewal => fault.nodes.is_empty(),
                 _ => false,
+            } {
+                Some(format!(
+                    "fault {:?} is missing its label/value or nodes",
+                    fault.kind
+                ))
+            } else {
+                None
             };
-            if incomplete {
+            if let Some(message) = problem {
                 return Err(ScenarioError::Parse {
                     path: origin.to_path_buf(),
-                    message: format!("fault {:?} is missing its label/value or nodes", fault.kind),
+                    message,
                 });
             }
         }

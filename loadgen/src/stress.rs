@@ -9,7 +9,7 @@ use crate::resource::Resource;
 use crate::scenario::{FaultKind, FaultWindow, Scenario};
 use crate::server::{ApiServer, ServerConfig, ServerError, start};
 use crate::status::ApiError;
-use serde_json::json;
+use crate::workload::replicaset_manifest;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -71,22 +71,6 @@ pub fn default_tidemark() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("tidemark"))
 }
 
-fn replicaset(namespace: &str, name: &str, replicas: i32) -> serde_json::Value {
-    json!({
-        "apiVersion": "apps/v1", "kind": "ReplicaSet",
-        "metadata": {"name": name, "namespace": namespace, "labels": {"app": name}},
-        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
-            "template": {"metadata": {"labels": {"app": name}},
-                "spec": {"containers": [{"name": "web", "image": "registry.k8s.io/pause:3.10"}]}}}
-    })
-}
-
-fn is_converged(rs: &ReplicaSetTruth) -> bool {
-    rs.live_pods == rs.spec_replicas
-        && rs.status_replicas == rs.spec_replicas
-        && rs.observed_generation == rs.generation
-}
-
 async fn wait_converged(
     server: &ApiServer,
     namespace: &str,
@@ -100,7 +84,7 @@ async fn wait_converged(
             .replicaset_truth()
             .iter()
             .filter(|t| t.namespace == namespace)
-            .all(is_converged)
+            .all(ReplicaSetTruth::is_converged)
         {
             return Ok(Some(started.elapsed()));
         }
@@ -124,9 +108,15 @@ fn check_alive(child: &mut Child, log: &str) -> Result<(), StressError> {
 
 /// One scheduled change of the timeline.
 enum Action {
-    Scale { name: String, replicas: i32 },
-    FaultOn(FaultWindow),
-    FaultOff(FaultWindow),
+    Scale {
+        name: String,
+        replicas: i32,
+    },
+    /// A fault window starts (`on`) or ends.
+    Fault {
+        window: FaultWindow,
+        on: bool,
+    },
 }
 
 fn timeline(scenario: &Scenario, seed: u64) -> Vec<(Duration, Action)> {
@@ -153,9 +143,21 @@ fn timeline(scenario: &Scenario, seed: u64) -> Vec<(Duration, Action)> {
         }
     }
     for fault in &scenario.faults {
-        actions.push((fault.from(), Action::FaultOn(fault.clone())));
+        actions.push((
+            fault.from(),
+            Action::Fault {
+                window: fault.clone(),
+                on: true,
+            },
+        ));
         if fault.until() > fault.from() {
-            actions.push((fault.until(), Action::FaultOff(fault.clone())));
+            actions.push((
+                fault.until(),
+                Action::Fault {
+                    window: fault.clone(),
+                    on: false,
+                },
+            ));
         }
     }
     actions.sort_by_key(|(at, _)| *at);
@@ -323,7 +325,9 @@ fn manager_writes(server: &ApiServer) -> WriteCounts {
     counts
 }
 
-fn stop(child: &mut Child) {
+/// SIGTERM, then up to 10 s for a graceful exit (on the async clock: this runs on the runtime's
+/// worker), then SIGKILL.
+async fn stop(child: &mut Child) {
     if let Ok(pid) = i32::try_from(child.id()) {
         let _ = nix::sys::signal::kill(
             nix::unistd::Pid::from_raw(pid),
@@ -334,7 +338,7 @@ fn stop(child: &mut Child) {
         if let Ok(Some(_)) = child.try_wait() {
             return;
         }
-        std::thread::sleep(Duration::from_millis(50));
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let _ = child.kill();
     let _ = child.wait();
@@ -357,7 +361,7 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
         server.create(
             Resource::ReplicaSets,
             namespace,
-            replicaset(
+            replicaset_manifest(
                 namespace,
                 &format!("rs-{i}"),
                 scenario.workload.initial_replicas,
@@ -394,7 +398,7 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
             source,
         })?;
     let result = drive(&options, &server, &mut child, &log_text).await;
-    stop(&mut child);
+    stop(&mut child).await;
     let (convergence, faults) = match result {
         Ok(r) => r,
         Err(e) => {
@@ -413,7 +417,7 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
         for rs in server
             .replicaset_truth()
             .iter()
-            .filter(|t| t.namespace == namespace && !is_converged(t))
+            .filter(|t| t.namespace == namespace && !t.is_converged())
         {
             violations.push(ReportedViolation {
                 invariant: "liveness".into(),
@@ -470,17 +474,8 @@ async fn drive(
                 Action::Scale { name, replicas } => {
                     server.scale_replicaset(namespace, &name, replicas)?
                 }
-                Action::FaultOn(f) => {
-                    let what = apply_fault(server, &f, true);
-                    tracing::info!(revision = server.current_revision(), %what, "fault");
-                    events.push(FaultEvent {
-                        at_seconds: t0.elapsed().as_secs_f64(),
-                        revision: server.current_revision(),
-                        what,
-                    });
-                }
-                Action::FaultOff(f) => {
-                    let what = apply_fault(server, &f, false);
+                Action::Fault { window, on } => {
+                    let what = apply_fault(server, &window, on);
                     tracing::info!(revision = server.current_revision(), %what, "fault");
                     events.push(FaultEvent {
                         at_seconds: t0.elapsed().as_secs_f64(),
@@ -528,7 +523,7 @@ mod tests {
         assert!(at.windows(2).all(|w| w[0] <= w[1]));
         let offs = actions
             .iter()
-            .filter(|(_, a)| matches!(a, Action::FaultOff(_)))
+            .filter(|(_, a)| matches!(a, Action::Fault { on: false, .. }))
             .count();
         assert_eq!(offs, 1);
     }

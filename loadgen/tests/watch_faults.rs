@@ -9,6 +9,16 @@ use kube::api::{PostParams, WatchEvent, WatchParams};
 use std::time::Duration;
 use tidemark_loadgen::Resource;
 
+/// A quiet server, a Pod API without client retries, and the revision to watch from.
+async fn watching() -> (tidemark_loadgen::ApiServer, kube::Api<Pod>, String) {
+    let server = tidemark_loadgen::start(quiet_config())
+        .await
+        .expect("server");
+    let client = client_without_retries(&server.url()).expect("client");
+    let from = server.current_revision().to_string();
+    (server, pods(&client, "ns"), from)
+}
+
 /// The names of Added events that arrive within `within`.
 async fn added_within(api: &kube::Api<Pod>, from: &str, within: Duration) -> Vec<String> {
     let stream = api
@@ -28,12 +38,7 @@ async fn added_within(api: &kube::Api<Pod>, from: &str, within: Duration) -> Vec
 
 #[tokio::test]
 async fn a_stalled_watch_sends_nothing_until_it_resumes() {
-    let server = tidemark_loadgen::start(quiet_config())
-        .await
-        .expect("server");
-    let client = client_without_retries(&server.url()).expect("client");
-    let api = pods(&client, "ns");
-    let from = server.current_revision().to_string();
+    let (server, api, from) = watching().await;
     server.faults().set_watch_stall(Resource::Pods, true);
     api.create(&PostParams::default(), &pod("a"))
         .await
@@ -53,12 +58,7 @@ async fn a_stalled_watch_sends_nothing_until_it_resumes() {
 
 #[tokio::test]
 async fn dropped_watches_end_the_stream_and_resume_from_the_last_version() {
-    let server = tidemark_loadgen::start(quiet_config())
-        .await
-        .expect("server");
-    let client = client_without_retries(&server.url()).expect("client");
-    let api = pods(&client, "ns");
-    let from = server.current_revision().to_string();
+    let (server, api, from) = watching().await;
     let stream = api
         .watch(&WatchParams::default().timeout(30), &from)
         .await
@@ -86,12 +86,7 @@ async fn dropped_watches_end_the_stream_and_resume_from_the_last_version() {
 
 #[tokio::test]
 async fn a_watch_closes_after_the_configured_number_of_events() {
-    let server = tidemark_loadgen::start(quiet_config())
-        .await
-        .expect("server");
-    let client = client_without_retries(&server.url()).expect("client");
-    let api = pods(&client, "ns");
-    let from = server.current_revision().to_string();
+    let (server, api, from) = watching().await;
     for name in ["a", "b", "c"] {
         api.create(&PostParams::default(), &pod(name))
             .await
@@ -111,12 +106,7 @@ async fn a_watch_closes_after_the_configured_number_of_events() {
 
 #[tokio::test]
 async fn a_forced_expiry_answers_the_next_watch_with_410() {
-    let server = tidemark_loadgen::start(quiet_config())
-        .await
-        .expect("server");
-    let client = client_without_retries(&server.url()).expect("client");
-    let api = pods(&client, "ns");
-    let from = server.current_revision().to_string();
+    let (server, api, from) = watching().await;
     server.faults().expire_next_watches(Resource::Pods, 1);
     let first: Vec<_> = api
         .watch(&WatchParams::default().timeout(1), &from)
@@ -143,12 +133,7 @@ async fn a_forced_expiry_answers_the_next_watch_with_410() {
 
 #[tokio::test]
 async fn a_lagging_replica_delivers_watch_events_late() {
-    let server = tidemark_loadgen::start(quiet_config())
-        .await
-        .expect("server");
-    let client = client_without_retries(&server.url()).expect("client");
-    let api = pods(&client, "ns");
-    let from = server.current_revision().to_string();
+    let (server, api, from) = watching().await;
     server
         .faults()
         .set_lagging_replica(Resource::Pods, Duration::from_millis(600));
@@ -171,12 +156,7 @@ async fn a_lagging_replica_delivers_watch_events_late() {
 #[tokio::test]
 async fn an_object_delay_holds_back_its_events_and_those_behind_them() {
     use tidemark_loadgen::faults::ObjectDelay;
-    let server = tidemark_loadgen::start(quiet_config())
-        .await
-        .expect("server");
-    let client = client_without_retries(&server.url()).expect("client");
-    let api = pods(&client, "ns");
-    let from = server.current_revision().to_string();
+    let (server, api, from) = watching().await;
     server.faults().set_object_watch_delay(ObjectDelay {
         resource: "pods".into(),
         label: "app".into(),

@@ -146,11 +146,7 @@ fn run_cluster(
     config: ManagerConfig,
     metrics_addr: Option<std::net::SocketAddr>,
 ) -> anyhow::Result<()> {
-    let io = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .thread_name("tidemark-io")
-        .enable_all()
-        .build()?;
+    let io = tidemark_actors::manager::io_runtime()?;
     let client = io.block_on(async {
         let kube_config = match &args.kubeconfig {
             Some(path) => {

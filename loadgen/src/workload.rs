@@ -1,0 +1,22 @@
+//! Workload objects the demo, the stress runner and the tests seed the server with.
+
+use serde_json::{Value, json};
+
+/// A ReplicaSet `name` in `namespace` with selector and template label `app=<name>`, running
+/// pause containers.
+pub fn replicaset_manifest(namespace: &str, name: &str, replicas: i32) -> Value {
+    json!({
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {"name": name, "namespace": namespace, "labels": {"app": name}},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "web", "image": "registry.k8s.io/pause:3.10",
+                    "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}}]}
+            }
+        }
+    })
+}
