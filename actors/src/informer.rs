@@ -121,6 +121,7 @@ pub struct Informer {
     shards: Vec<Addr<ShardActor>>,
     state: Arc<InformerState>,
     probes: mpsc::UnboundedReceiver<ProbeRequest>,
+    consistent_relists: bool,
 }
 
 fn version_of(text: Option<&str>) -> Option<ResourceVersion> {
@@ -143,7 +144,15 @@ impl Informer {
             shards,
             state: Arc::default(),
             probes,
+            consistent_relists: true,
         }
+    }
+
+    /// Whether relists ask `NotOlderThan` the watermark and refuse older lists (default on).
+    /// Off only to show what it prevents.
+    pub fn with_consistent_relists(mut self, on: bool) -> Self {
+        self.consistent_relists = on;
+        self
     }
 
     /// The informer's state, shared.
@@ -203,7 +212,8 @@ impl Informer {
         let path = collection(self.resource, None);
         let mut per_shard: Vec<Vec<Object>> = vec![Vec::new(); self.shards.len()];
         let mut token: Option<String> = None;
-        let seen = ResourceVersion::new(self.state.watermark.load(Ordering::Relaxed));
+        let seen = ResourceVersion::new(self.state.watermark.load(Ordering::Relaxed))
+            .filter(|_| self.consistent_relists);
         let version = loop {
             let (resource_version, version_match) = match (&token, seen) {
                 (None, Some(seen)) => (Some(seen.to_string()), Some(VersionMatch::NotOlderThan)),

@@ -57,6 +57,9 @@ pub struct ManagerConfig {
     pub qps: f32,
     /// Client-side burst (kube-controller-manager: 30).
     pub burst: u32,
+    /// Relists ask `resourceVersionMatch=NotOlderThan` the informer's watermark and refuse an
+    /// older list (on by default). Off only to show the cache moving back in time.
+    pub consistent_relists: bool,
 }
 
 impl Default for ManagerConfig {
@@ -67,6 +70,7 @@ impl Default for ManagerConfig {
             gates: FeatureGates::default(),
             qps: 20.0,
             burst: 30,
+            consistent_relists: true,
         }
     }
 }
@@ -223,7 +227,8 @@ impl Manager {
                 router.clone(),
                 shards.clone(),
                 probes,
-            );
+            )
+            .with_consistent_relists(config.consistent_relists);
             informers.push((resource, informer.state()));
             io.spawn(informer.run(shutdown_rx.clone()));
         }

@@ -393,3 +393,93 @@ fn metrics_show_the_workqueue_and_the_stale_skips_operators_watch() {
         assert!(text.contains("# EOF"));
     });
 }
+
+/// The time-travel fault: mid-run the Pod watch breaks, comes back to a 410 and lands on a
+/// replica whose Pod cache lags 4 s. Returns the violations the manager's writes caused.
+async fn time_travel(
+    io: &tokio::runtime::Handle,
+    consistent_relists: bool,
+) -> Vec<tidemark_loadgen::Violation> {
+    let server = start_server(
+        io,
+        ServerConfig {
+            kubelet_ready_after: Duration::from_millis(100),
+            bookmark_interval: Duration::from_millis(500),
+            ..ServerConfig::default()
+        },
+    )
+    .await
+    .expect("server starts");
+    for name in names() {
+        server
+            .create(
+                Resource::ReplicaSets,
+                DEMO_NAMESPACE,
+                replicaset_manifest(&name, 1),
+            )
+            .expect("seed");
+    }
+    let config = ManagerConfig {
+        shards: 2,
+        qps: 500.0,
+        burst: 500,
+        consistent_relists,
+        ..ManagerConfig::default()
+    };
+    let manager = Manager::start(&config, client_for(&server.url(), io).expect("client"), io)
+        .expect("manager");
+    assert!(
+        wait_converged(&server, Duration::from_secs(20)).await,
+        "initial convergence"
+    );
+    for (step, replicas) in [6, 2, 7, 3, 5].into_iter().enumerate() {
+        for name in names() {
+            server
+                .scale_replicaset(DEMO_NAMESPACE, &name, replicas)
+                .expect("scale");
+        }
+        if step == 1 {
+            server.faults().expire_next_watches(Resource::Pods, 1);
+            server
+                .faults()
+                .set_lagging_replica(Resource::Pods, Duration::from_secs(4));
+        }
+        tokio::time::sleep(Duration::from_secs(3)).await;
+    }
+    server
+        .faults()
+        .set_lagging_replica(Resource::Pods, Duration::ZERO);
+    let settled = wait_converged(&server, Duration::from_secs(30)).await;
+    let violations = server
+        .violations()
+        .into_iter()
+        .filter(|v| {
+            v.user_agent
+                .as_deref()
+                .is_some_and(|a| a.starts_with("tidemark"))
+        })
+        .collect();
+    manager.stop();
+    server.shutdown().await;
+    assert!(settled, "converges once the replica catches up");
+    violations
+}
+
+#[test]
+fn relists_never_move_the_cache_back_in_time() {
+    with_runtime(|io| async move {
+        let violations = time_travel(&io, true).await;
+        assert!(violations.is_empty(), "{violations:#?}");
+    });
+}
+
+#[test]
+fn without_not_older_than_relists_the_gate_alone_lets_time_travel_through() {
+    with_runtime(|io| async move {
+        let violations = time_travel(&io, false).await;
+        assert!(
+            !violations.is_empty(),
+            "a relist from the lagging replica must show its damage"
+        );
+    });
+}
