@@ -86,6 +86,14 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// True when any action needs proof of freshness.
+    pub fn is_destructive(&self) -> bool {
+        self.steps
+            .iter()
+            .flatten()
+            .any(|a| a.class() == ActionClass::Destructive)
+    }
+
     /// True when the plan writes nothing.
     pub fn is_empty(&self) -> bool {
         self.steps.iter().all(Vec::is_empty)

@@ -104,6 +104,14 @@ impl ShardCache {
             .is_some_and(|(u, live)| u == uid && live)
     }
 
+    /// The keys of every cached object of `resource` (for a full resync).
+    pub fn keys(&self, resource: Resource) -> Vec<ObjectKey> {
+        match resource {
+            Resource::Pods => self.pods.iter().map(|p| p.key.clone()).collect(),
+            Resource::ReplicaSets => self.replicasets.iter().map(|r| r.key.clone()).collect(),
+        }
+    }
+
     /// How many objects of `resource` are cached.
     pub fn len(&self, resource: Resource) -> usize {
         match resource {

@@ -21,6 +21,9 @@ pub enum ParkTarget {
     },
     /// Deletions this key made showing up in the cache; woken by [`WorkQueue::wake`].
     Deletions,
+    /// A barrier (a consistent read of the current revision) that proves the key's next
+    /// destructive decision; woken by [`WorkQueue::wake`] when its answer comes.
+    Barrier,
 }
 
 /// How a reconcile ended.
@@ -60,6 +63,8 @@ pub struct Popped {
     pub ready_since: Instant,
     /// It became ready because a watermark passed its target.
     pub woken: bool,
+    /// How long it had been parked, when it was woken from a park.
+    pub parked_for: Option<Duration>,
 }
 
 #[derive(Clone, Debug)]
@@ -67,6 +72,7 @@ enum State {
     Queued {
         since: Instant,
         woken: bool,
+        parked_for: Option<Duration>,
     },
     InFlight {
         dirty: bool,
@@ -75,6 +81,7 @@ enum State {
         target: ParkTarget,
         timer: (Instant, u64),
         slot: Option<(ResourceVersion, u64)>,
+        since: Instant,
     },
     Waiting,
 }
@@ -155,6 +162,7 @@ impl WorkQueue {
                         state: State::Queued {
                             since: now,
                             woken: false,
+                            parked_for: None,
                         },
                         failures: 0,
                         skips: 0,
@@ -174,14 +182,19 @@ impl WorkQueue {
     /// [`park`](Self::park)s it.
     pub fn pop(&mut self) -> Option<Popped> {
         let key = self.ready.pop_front()?;
-        let (ready_since, woken) = match self.entries.get(&key).map(|e| &e.state) {
-            Some(State::Queued { since, woken }) => (*since, *woken),
+        let (ready_since, woken, parked_for) = match self.entries.get(&key).map(|e| &e.state) {
+            Some(State::Queued {
+                since,
+                woken,
+                parked_for,
+            }) => (*since, *woken, *parked_for),
             _ => return self.pop(),
         };
         Some(Popped {
             key,
             ready_since,
             woken,
+            parked_for,
         })
     }
 
@@ -209,12 +222,13 @@ impl WorkQueue {
                     .insert((*version, seq), key.clone());
                 Some((*version, seq))
             }
-            ParkTarget::Deletions => None,
+            ParkTarget::Deletions | ParkTarget::Barrier => None,
         };
         entry.state = State::Parked {
             target,
             timer,
             slot,
+            since: now,
         };
         self.timers.insert(timer, key.clone());
         self.parked_count += 1;
@@ -230,6 +244,7 @@ impl WorkQueue {
             target,
             timer,
             slot,
+            since,
         } = &entry.state
         else {
             return false;
@@ -242,6 +257,7 @@ impl WorkQueue {
         entry.state = State::Queued {
             since: now,
             woken: true,
+            parked_for: Some(now.saturating_duration_since(*since)),
         };
         self.ready.push_back(key.clone());
         true
@@ -266,13 +282,14 @@ impl WorkQueue {
         let mut woke = 0;
         for ((_, _), key) in due {
             if let Some(entry) = self.entries.get_mut(&key)
-                && let State::Parked { timer, .. } = &entry.state
+                && let State::Parked { timer, since, .. } = &entry.state
             {
                 self.timers.remove(timer);
                 self.parked_count -= 1;
                 entry.state = State::Queued {
                     since: now,
                     woken: true,
+                    parked_for: Some(now.saturating_duration_since(*since)),
                 };
                 self.ready.push_back(key);
                 woke += 1;
@@ -289,6 +306,35 @@ impl WorkQueue {
             self.stats.wakes += 1;
         }
         woke
+    }
+
+    /// A parked key's wait failed (its barrier could not be read): it leaves the park and retries
+    /// after the error backoff, which this failure raises.
+    pub fn fail_parked(&mut self, key: &ObjectKey, now: Instant) -> bool {
+        let seq = self.next_seq();
+        let Some(entry) = self.entries.get_mut(key) else {
+            return false;
+        };
+        let State::Parked {
+            target,
+            timer,
+            slot,
+            ..
+        } = &entry.state
+        else {
+            return false;
+        };
+        self.timers.remove(timer);
+        if let (ParkTarget::Watermark { resource, .. }, Some(slot)) = (target, slot) {
+            self.parked.get_mut(*resource).remove(slot);
+        }
+        self.parked_count -= 1;
+        let delay = self.errors.delay(entry.failures);
+        entry.failures = entry.failures.saturating_add(1);
+        entry.state = State::Waiting;
+        self.stats.retries += 1;
+        self.timers.insert((now + delay, seq), key.clone());
+        true
     }
 
     /// Ends the reconcile of `key`. A failure always backs off; a success runs again at once when
@@ -325,6 +371,7 @@ impl WorkQueue {
                 entry.state = State::Queued {
                     since: now,
                     woken: false,
+                    parked_for: None,
                 };
                 self.ready.push_back(key.clone());
             }
@@ -349,13 +396,24 @@ impl WorkQueue {
                 State::Queued {
                     since: now,
                     woken: false,
+                    parked_for: None,
                 },
             ) {
                 State::Waiting => {
                     self.ready.push_back(key.clone());
                     fired.push(Fired::Retry(key));
                 }
-                State::Parked { target, slot, .. } => {
+                State::Parked {
+                    target,
+                    slot,
+                    since,
+                    ..
+                } => {
+                    e.state = State::Queued {
+                        since: now,
+                        woken: false,
+                        parked_for: Some(now.saturating_duration_since(since)),
+                    };
                     if let (ParkTarget::Watermark { resource, .. }, Some(slot)) = (&target, slot) {
                         self.parked.get_mut(*resource).remove(&slot);
                     }

@@ -6,6 +6,7 @@ use crate::action::{Action, Plan};
 use crate::cache::ShardCache;
 use crate::key::{ObjectKey, Uid};
 use crate::object::Object;
+use crate::proof::{BarrierId, Barriers, Proofs};
 use crate::queue::{Fired, Outcome, ParkTarget, WorkQueue};
 use crate::reconciler::{Context, Reconciler};
 use crate::resource::{PerResource, Resource};
@@ -16,7 +17,7 @@ use crate::version_map::{Freshness, VersionMap};
 use crate::write::{WriteErrorKind, WriteId, WriteRequest, WriteResult};
 use ahash::AHashMap;
 use smallvec::SmallVec;
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
 /// Consecutive skips after which a parked key is reported as starving.
@@ -49,6 +50,15 @@ pub enum Output {
         target: ResourceVersion,
         /// Current watermark.
         watermark: Option<ResourceVersion>,
+    },
+    /// Read the current revision with one cheap consistent read (a list of `resource` with
+    /// `limit=1`) and answer with [`Shard::barrier_done`]. Keys whose destructive decisions need
+    /// proof wait for it.
+    Barrier {
+        /// Names the read.
+        id: BarrierId,
+        /// A resource to list (any works: the revision is global).
+        resource: Resource,
     },
     /// A key has been skipped [`STARVING_AFTER_SKIPS`] times or more in a row.
     Starving {
@@ -84,6 +94,7 @@ struct Controller {
     queue: WorkQueue,
     versions: VersionMap,
     plans: AHashMap<ObjectKey, PlanProgress>,
+    proofs: Proofs,
     stats: ControllerStats,
 }
 
@@ -105,6 +116,10 @@ pub struct Shard {
     next_write: u64,
     outbox: Vec<Output>,
     fired: Vec<Fired>,
+    barriers: Barriers,
+    leading: bool,
+    hold: Option<ResourceVersion>,
+    acked: PerResource<BTreeMap<(ResourceVersion, u64), (usize, Instant)>>,
 }
 
 impl Shard {
@@ -124,13 +139,45 @@ impl Shard {
                     queue: WorkQueue::default(),
                     versions: VersionMap::default(),
                     plans: AHashMap::new(),
+                    proofs: Proofs::default(),
                 })
                 .collect(),
             writes: AHashMap::new(),
             next_write: 0,
             outbox: Vec::new(),
             fired: Vec::new(),
+            barriers: Barriers::default(),
+            leading: true,
+            hold: None,
+            acked: PerResource::default(),
         }
+    }
+
+    /// This shard now acts for the leader: it reconciles again, but not before every watermark
+    /// it reads has reached `revision` (the takeover's own write, after every write of the
+    /// previous leader), and every key it has cached is queued so nothing waits for an event.
+    pub fn lead(&mut self, revision: Option<ResourceVersion>, now: Instant) {
+        self.leading = true;
+        self.hold = revision;
+        for c in &mut self.controllers {
+            for key in self.cache.keys(c.reconciler.primary()) {
+                c.queue.add(&key, now);
+            }
+        }
+    }
+
+    /// Leadership is lost: no reconcile starts (the cache stays warm), and no key stays proven,
+    /// since another manager may write from now on.
+    pub fn follow(&mut self) {
+        self.leading = false;
+        for c in &mut self.controllers {
+            c.proofs.revoke_all();
+        }
+    }
+
+    /// Whether this shard reconciles (it is leading, or leader election is off).
+    pub fn is_leading(&self) -> bool {
+        self.leading
     }
 
     /// This shard's id.
@@ -174,6 +221,7 @@ impl Shard {
             }
             if removed && c.reconciler.primary() == resource {
                 c.versions.forget(object.key());
+                c.proofs.forget(object.key());
                 c.queue.wake(object.key(), now);
             }
         }
@@ -184,9 +232,16 @@ impl Shard {
         match change {
             Change::Applied(object) => {
                 let resource = object.resource();
+                let replaced = self
+                    .cache
+                    .uid_of(resource, object.key())
+                    .is_some_and(|uid| uid != object.uid());
                 for c in &mut self.controllers {
                     if c.reconciler.primary() == resource {
                         c.versions.forget_if_replaced(object.key(), object.uid());
+                        if replaced {
+                            c.proofs.forget(object.key());
+                        }
                     }
                 }
                 if object.is_terminating() {
@@ -242,8 +297,27 @@ impl Shard {
         *self.synced.get_mut(resource) = true;
         *self.watermarks.get_mut(resource) = version;
         if let Some(v) = version {
+            self.observe_acked(resource, v, now);
             for c in &mut self.controllers {
                 c.queue.watermark(resource, v, now);
+            }
+        }
+    }
+
+    /// Writes acknowledged at or below `version` are now visible: record how long that took.
+    fn observe_acked(&mut self, resource: Resource, version: ResourceVersion, now: Instant) {
+        let acked = self.acked.get_mut(resource);
+        let seen = match version.get().checked_add(1).and_then(ResourceVersion::new) {
+            Some(next) => {
+                let later = acked.split_off(&(next, 0));
+                std::mem::replace(acked, later)
+            }
+            None => std::mem::take(acked),
+        };
+        for (_, (controller, at)) in seen {
+            if let Some(c) = self.controllers.get_mut(controller) {
+                c.stats
+                    .record_cache_lag(resource, now.saturating_duration_since(at));
             }
         }
     }
@@ -255,8 +329,51 @@ impl Shard {
             return;
         }
         *slot = Some(version);
+        self.observe_acked(resource, version, now);
         for c in &mut self.controllers {
             c.queue.watermark(resource, version, now);
+        }
+    }
+
+    /// The answer to [`Output::Barrier`]: the current revision, or why it could not be read.
+    /// Each key it covers is proven and waits (as for its own write) until the watermarks of
+    /// everything its controller reads have reached that revision; on failure the keys retry
+    /// after their error backoff, still unproven.
+    pub fn barrier_done(
+        &mut self,
+        id: BarrierId,
+        result: Result<ResourceVersion, String>,
+        now: Instant,
+    ) {
+        let keys = self.barriers.finish(id);
+        let mut counted: SmallVec<[usize; 4]> = SmallVec::new();
+        for (index, key) in keys {
+            let Some(c) = self.controllers.get_mut(index) else {
+                continue;
+            };
+            if !counted.contains(&index) {
+                counted.push(index);
+                match result {
+                    Ok(_) => c.stats.live_reads_ok += 1,
+                    Err(_) => c.stats.live_reads_failed += 1,
+                }
+            }
+            match &result {
+                Ok(revision) => {
+                    tracing::debug!(controller = c.reconciler.name(), %key, %revision, "barrier read: key proven once the cache reaches it");
+                    let owner_uid = self.cache.uid_of(c.reconciler.primary(), &key);
+                    for resource in c.reconciler.reads() {
+                        c.versions
+                            .record_write(&key, owner_uid, *resource, Ok(*revision));
+                    }
+                    c.proofs.prove(&key);
+                    c.queue.wake(&key, now);
+                }
+                Err(why) => {
+                    tracing::warn!(controller = c.reconciler.name(), %key, error = %why, "barrier read failed: destructive work stays parked");
+                    c.queue.fail_parked(&key, now);
+                }
+            }
         }
     }
 
@@ -274,11 +391,18 @@ impl Shard {
         match result {
             WriteResult::Written { resource_version } => {
                 c.stats.writes += 1;
+                let version = ResourceVersion::parse(&resource_version);
+                if let Ok(v) = version {
+                    self.next_write += 1;
+                    self.acked
+                        .get_mut(pending.resource)
+                        .insert((v, self.next_write), (pending.controller, now));
+                }
                 c.versions.record_write(
                     &pending.owner,
                     plan.owner_uid.as_ref(),
                     pending.resource,
-                    ResourceVersion::parse(&resource_version),
+                    version,
                 );
             }
             WriteResult::Deleted => {
@@ -381,6 +505,10 @@ impl Shard {
         for index in 0..self.controllers.len() {
             self.poll_controller(index, ctx);
         }
+        if let Some((id, controller)) = self.barriers.start() {
+            let resource = self.controllers[controller].reconciler.primary();
+            self.outbox.push(Output::Barrier { id, resource });
+        }
         out.append(&mut self.outbox);
     }
 
@@ -411,7 +539,16 @@ impl Shard {
                 }
             }
         }
-        if !c.reconciler.reads().iter().all(|r| *self.synced.get(*r)) {
+        if !self.leading || !c.reconciler.reads().iter().all(|r| *self.synced.get(*r)) {
+            return;
+        }
+        if let Some(hold) = self.hold
+            && !c
+                .reconciler
+                .reads()
+                .iter()
+                .all(|r| self.watermarks.get(*r).is_some_and(|w| w >= hold))
+        {
             return;
         }
         while let Some(popped) = c.queue.pop() {
@@ -434,7 +571,7 @@ impl Shard {
                     c.stats.stale_sync_skips += 1;
                     let resource = match &target {
                         ParkTarget::Watermark { resource, .. } => *resource,
-                        ParkTarget::Deletions => Resource::Pods,
+                        ParkTarget::Deletions | ParkTarget::Barrier => Resource::Pods,
                     };
                     *c.stats.stale_sync_skips_by_resource.get_mut(resource) += 1;
                     c.queue.park(&key, target, now);
@@ -446,6 +583,9 @@ impl Shard {
                 c.stats
                     .record_wake(now.saturating_duration_since(popped.ready_since));
             }
+            if let Some(parked) = popped.parked_for {
+                c.stats.record_parked(parked);
+            }
             c.stats
                 .record_queue_latency(now.saturating_duration_since(popped.ready_since));
             c.queue.start(&key);
@@ -454,6 +594,12 @@ impl Shard {
                 Err(_) => {
                     c.stats.reconcile_errors += 1;
                     c.queue.finish(&key, Outcome::Failed, now);
+                }
+                Ok(plan) if c.consistency && !c.proofs.is_proven(&key) && plan.is_destructive() => {
+                    c.stats.destructive_held += 1;
+                    tracing::debug!(controller = c.reconciler.name(), %key, "destructive plan held: key unproven since start or leadership, barrier requested");
+                    c.queue.park(&key, ParkTarget::Barrier, now);
+                    self.barriers.request(index, &key);
                 }
                 Ok(Plan {
                     steps,
@@ -499,7 +645,8 @@ impl Shard {
     pub fn stats(&self, now: Instant) -> Vec<ControllerStats> {
         self.controllers
             .iter()
-            .map(|c| {
+            .enumerate()
+            .map(|(index, c)| {
                 let mut s = c.stats.clone();
                 for plan in c.plans.values() {
                     let running = now.saturating_duration_since(plan.started);
@@ -511,6 +658,8 @@ impl Shard {
                 s.parked = c.queue.parked();
                 s.in_flight = c.plans.len();
                 s.tracked_keys = c.versions.len();
+                s.proven_keys = c.proofs.len();
+                s.awaiting_barrier = self.barriers.pending_for(index);
                 s
             })
             .collect()

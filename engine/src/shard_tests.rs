@@ -38,6 +38,32 @@ fn writes(shard: &mut Shard, now: Instant) -> Vec<WriteRequest> {
         .collect()
 }
 
+fn outputs(shard: &mut Shard, now: Instant) -> Vec<Output> {
+    let mut out = Vec::new();
+    shard.poll(&ctx(now), &mut out);
+    out
+}
+
+fn barrier(out: &[Output]) -> Option<BarrierId> {
+    out.iter().find_map(|o| match o {
+        Output::Barrier { id, .. } => Some(*id),
+        _ => None,
+    })
+}
+
+/// Polls, expects the shard to ask for a barrier, answers it with `revision`, and returns the
+/// writes of the next poll.
+fn writes_after_barrier(s: &mut Shard, now: Instant, revision: u64) -> Vec<WriteRequest> {
+    let out = outputs(s, now);
+    assert!(
+        out.iter().all(|o| !matches!(o, Output::Write(_))),
+        "nothing destructive before the barrier: {out:?}"
+    );
+    let id = barrier(&out).expect("a barrier is asked for");
+    s.barrier_done(id, Ok(rv(revision)), now);
+    writes(s, now)
+}
+
 fn creates(ws: &[WriteRequest]) -> usize {
     ws.iter()
         .filter(|w| matches!(w.action, Action::Create { .. }))
@@ -234,7 +260,7 @@ fn deletions_are_tracked_until_the_cache_shows_them() {
     let victim = pod(&rs, "victim", 5, true);
     let mut s = synced(true, &rs, vec![victim.clone()]);
     let now = Instant::now();
-    let ws = writes(&mut s, now);
+    let ws = writes_after_barrier(&mut s, now, 10);
     assert!(matches!(ws[0].action, Action::Delete { .. }));
     let mut next = 19;
     complete(&mut s, ws, &mut next, now);
@@ -261,7 +287,7 @@ fn a_delete_already_observed_when_acknowledged_is_not_awaited() {
     let victim = pod(&rs, "victim", 5, true);
     let mut s = synced(true, &rs, vec![victim.clone()]);
     let now = Instant::now();
-    let ws = writes(&mut s, now);
+    let ws = writes_after_barrier(&mut s, now, 10);
     s.apply(Change::Deleted(Object::Pod(victim)), now);
     s.write_done(ws[0].id, WriteResult::Deleted, now);
     assert_eq!(s.stats(Instant::now())[0].tracked_keys, 0);
@@ -334,10 +360,199 @@ fn a_stuck_watermark_asks_for_a_probe_and_reports_starvation() {
                 }
                 Output::Starving { .. } => starving += 1,
                 Output::Write(w) => panic!("no write while stale: {w:?}"),
+                Output::Barrier { .. } => panic!("a scale-up needs no barrier"),
             }
         }
         now = s.next_deadline().expect("safety timer");
     }
     assert_eq!(probes, 5);
     assert!(starving >= 1);
+}
+
+#[test]
+fn a_first_delete_after_start_waits_for_a_barrier_and_the_watermark_passing_it() {
+    let rs = replicaset_json("ns", "web", 0, 10);
+    let mut s = synced(true, &rs, vec![pod(&rs, "extra", 5, true)]);
+    let now = Instant::now();
+    let out = outputs(&mut s, now);
+    let id = barrier(&out).expect("an unproven key asks for a barrier");
+    assert!(out.iter().all(|o| !matches!(o, Output::Write(_))));
+    assert_eq!(s.stats(now)[0].destructive_held, 1);
+    assert_eq!(s.stats(now)[0].awaiting_barrier, 1);
+    s.barrier_done(id, Ok(rv(40)), now);
+    assert!(
+        writes(&mut s, now).is_empty(),
+        "the cache (rv 10) has not reached the barrier (rv 40)"
+    );
+    s.advance(Resource::ReplicaSets, rv(40), now);
+    assert!(writes(&mut s, now).is_empty(), "pods still at rv 10");
+    s.advance(Resource::Pods, rv(41), now);
+    let ws = writes(&mut s, now);
+    assert!(matches!(ws[0].action, Action::Delete { .. }), "{ws:?}");
+    let stats = &s.stats(now)[0];
+    assert_eq!(stats.live_reads_ok, 1);
+    assert_eq!(stats.proven_keys, 1);
+}
+
+#[test]
+fn once_proven_a_key_deletes_again_without_a_new_barrier() {
+    let rs = replicaset_json("ns", "web", 0, 10);
+    let first = pod(&rs, "first", 5, true);
+    let mut s = synced(true, &rs, vec![first.clone()]);
+    let now = Instant::now();
+    let ws = writes_after_barrier(&mut s, now, 10);
+    let mut next = 10;
+    complete(&mut s, ws, &mut next, now);
+    s.apply(Change::Deleted(Object::Pod(first)), now);
+    s.apply(
+        Change::Applied(Object::Pod(pod(&rs, "second", 30, true))),
+        now,
+    );
+    s.advance(Resource::Pods, rv(30), now);
+    touch(&mut s, "web", 0, 31, now);
+    let out = outputs(&mut s, now);
+    assert_eq!(barrier(&out), None, "{out:?}");
+    assert!(
+        out.iter()
+            .any(|o| matches!(o, Output::Write(w) if matches!(w.action, Action::Delete { .. })))
+    );
+}
+
+#[test]
+fn a_failed_barrier_keeps_destructive_work_parked_while_ordinary_work_goes_on() {
+    let shrinking = replicaset_json("ns", "shrink", 0, 10);
+    let growing = replicaset_json("ns", "grow", 1, 10);
+    let mut s = shard(true);
+    let now = Instant::now();
+    s.replace(
+        Resource::ReplicaSets,
+        vec![
+            Object::ReplicaSet(shrinking.clone()),
+            Object::ReplicaSet(growing),
+        ],
+        Some(rv(10)),
+        now,
+    );
+    s.replace(
+        Resource::Pods,
+        vec![Object::Pod(pod(&shrinking, "extra", 5, true))],
+        Some(rv(10)),
+        now,
+    );
+    let out = outputs(&mut s, now);
+    assert_eq!(
+        out.iter()
+            .filter(|o| matches!(o, Output::Write(w) if matches!(w.action, Action::Create { .. })))
+            .count(),
+        1,
+        "the growing set creates without proof: {out:?}"
+    );
+    let id = barrier(&out).expect("the shrinking set asks for a barrier");
+    s.barrier_done(id, Err("503 Service Unavailable".into()), now);
+    let stats = &s.stats(now)[0];
+    assert_eq!(stats.live_reads_failed, 1);
+    assert_eq!(stats.proven_keys, 0);
+    let later = now + Duration::from_millis(2);
+    let out = outputs(&mut s, later);
+    assert!(
+        out.iter()
+            .all(|o| !matches!(o, Output::Write(w) if matches!(w.action, Action::Delete { .. }))),
+        "no delete after a failed barrier: {out:?}"
+    );
+    let retry = now + Duration::from_secs(1);
+    let out = outputs(&mut s, retry);
+    assert!(
+        barrier(&out).is_some(),
+        "after its backoff the key asks again: {out:?}"
+    );
+}
+
+#[test]
+fn with_the_gate_off_destructive_work_needs_no_barrier() {
+    let rs = replicaset_json("ns", "web", 0, 10);
+    let mut s = synced(false, &rs, vec![pod(&rs, "extra", 5, true)]);
+    let out = outputs(&mut s, Instant::now());
+    assert_eq!(barrier(&out), None);
+    assert!(
+        out.iter()
+            .any(|o| matches!(o, Output::Write(w) if matches!(w.action, Action::Delete { .. })))
+    );
+}
+
+#[test]
+fn a_follower_reconciles_nothing_and_a_new_leader_waits_for_the_takeover_revision() {
+    let rs = replicaset_json("ns", "web", 1, 10);
+    let mut s = shard(true);
+    s.follow();
+    let now = Instant::now();
+    s.replace(
+        Resource::ReplicaSets,
+        vec![Object::ReplicaSet(rs)],
+        Some(rv(10)),
+        now,
+    );
+    s.replace(Resource::Pods, vec![], Some(rv(10)), now);
+    assert!(
+        writes(&mut s, now).is_empty(),
+        "a warm follower writes nothing"
+    );
+    s.lead(Some(rv(50)), now);
+    assert!(
+        writes(&mut s, now).is_empty(),
+        "the warm cache (rv 10) may miss the old leader's writes up to rv 50"
+    );
+    s.advance(Resource::ReplicaSets, rv(50), now);
+    s.advance(Resource::Pods, rv(50), now);
+    assert_eq!(creates(&writes(&mut s, now)), 1);
+}
+
+#[test]
+fn losing_leadership_revokes_every_proof() {
+    let rs = replicaset_json("ns", "web", 0, 10);
+    let victim = pod(&rs, "victim", 5, true);
+    let mut s = synced(true, &rs, vec![victim]);
+    let now = Instant::now();
+    let ws = writes_after_barrier(&mut s, now, 10);
+    let mut next = 10;
+    complete(&mut s, ws, &mut next, now);
+    assert_eq!(s.stats(now)[0].proven_keys, 1);
+    s.follow();
+    assert_eq!(s.stats(now)[0].proven_keys, 0);
+}
+
+#[test]
+fn cache_lag_is_measured_from_acknowledgement_to_the_watermark_passing_the_write() {
+    let rs = replicaset_json("ns", "web", 1, 10);
+    let mut s = synced(true, &rs, vec![]);
+    let now = Instant::now();
+    let ws = writes(&mut s, now);
+    s.write_done(ws[0].id, written(20), now);
+    let seen = now + Duration::from_millis(300);
+    s.advance(Resource::Pods, rv(20), seen);
+    let lag = &s.stats(seen)[0].cache_lag_us;
+    let pods = lag.get(Resource::Pods);
+    assert_eq!(pods.len(), 1);
+    assert!(
+        pods.max() >= 299_000 && pods.max() <= 301_000,
+        "{}",
+        pods.max()
+    );
+}
+
+#[test]
+fn how_long_a_key_stayed_parked_is_recorded_when_it_wakes() {
+    let rs = replicaset_json("ns", "web", 1, 10);
+    let mut s = synced(true, &rs, vec![]);
+    let now = Instant::now();
+    let ws = writes(&mut s, now);
+    let mut next = 19;
+    complete(&mut s, ws, &mut next, now);
+    touch(&mut s, "web", 1, 30, now);
+    assert!(writes(&mut s, now).is_empty());
+    let woke = now + Duration::from_millis(50);
+    s.advance(Resource::Pods, rv(30), woke);
+    writes(&mut s, woke);
+    let parked = &s.stats(woke)[0].parked_duration_us;
+    assert_eq!(parked.len(), 1);
+    assert!(parked.max() >= 49_000, "{}", parked.max());
 }

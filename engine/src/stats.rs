@@ -1,7 +1,7 @@
 //! Counters and latency histograms a shard keeps per controller; the runtime exports them.
 
 use crate::queue::QueueStats;
-use crate::resource::PerResource;
+use crate::resource::{PerResource, Resource};
 use hdrhistogram::Histogram;
 use std::time::Duration;
 
@@ -48,6 +48,21 @@ pub struct ControllerStats {
     pub queue_latency_us: Histogram<u64>,
     /// Reconcile start to the last write answered, in microseconds (`workqueue_work_duration`).
     pub work_duration_us: Histogram<u64>,
+    /// Reconciles whose destructive plan was held back for a barrier (the key was unproven).
+    pub destructive_held: u64,
+    /// Barrier reads answered, counted for each controller that had keys waiting on them.
+    pub live_reads_ok: u64,
+    /// Barrier reads that failed, likewise.
+    pub live_reads_failed: u64,
+    /// Keys whose destructive decisions are proven now.
+    pub proven_keys: usize,
+    /// Keys waiting for a barrier now.
+    pub awaiting_barrier: usize,
+    /// How long keys stayed parked, in microseconds (`tidemark_parked_duration_seconds`).
+    pub parked_duration_us: Histogram<u64>,
+    /// From a write's acknowledgement to the cache showing it, per resource, in microseconds
+    /// (`tidemark_cache_lag_seconds`).
+    pub cache_lag_us: PerResource<Histogram<u64>>,
     /// Sum of how long the reconciles in flight have run (`workqueue_unfinished_work_seconds`).
     pub unfinished_work: Duration,
     /// The longest-running reconcile in flight (`workqueue_longest_running_processor_seconds`).
@@ -84,6 +99,13 @@ impl ControllerStats {
             wake_latency_us: histogram(),
             queue_latency_us: histogram(),
             work_duration_us: histogram(),
+            destructive_held: 0,
+            live_reads_ok: 0,
+            live_reads_failed: 0,
+            proven_keys: 0,
+            awaiting_barrier: 0,
+            parked_duration_us: histogram(),
+            cache_lag_us: PerResource::from_fn(|_| histogram()),
             unfinished_work: Duration::ZERO,
             longest_running: Duration::ZERO,
         }
@@ -97,6 +119,17 @@ impl ControllerStats {
     pub(crate) fn record_work(&mut self, duration: Duration) {
         self.work_duration_us
             .saturating_record(duration.as_micros().max(1) as u64);
+    }
+
+    pub(crate) fn record_parked(&mut self, duration: Duration) {
+        self.parked_duration_us
+            .saturating_record(duration.as_micros().max(1) as u64);
+    }
+
+    pub(crate) fn record_cache_lag(&mut self, resource: Resource, lag: Duration) {
+        self.cache_lag_us
+            .get_mut(resource)
+            .saturating_record(lag.as_micros().max(1) as u64);
     }
 
     pub(crate) fn record_queue_latency(&mut self, latency: Duration) {
@@ -133,5 +166,14 @@ impl ControllerStats {
         let _ = self.wake_latency_us.add(&other.wake_latency_us);
         let _ = self.queue_latency_us.add(&other.queue_latency_us);
         let _ = self.work_duration_us.add(&other.work_duration_us);
+        self.destructive_held += other.destructive_held;
+        self.live_reads_ok += other.live_reads_ok;
+        self.live_reads_failed += other.live_reads_failed;
+        self.proven_keys += other.proven_keys;
+        self.awaiting_barrier += other.awaiting_barrier;
+        let _ = self.parked_duration_us.add(&other.parked_duration_us);
+        for (resource, h) in other.cache_lag_us.iter() {
+            let _ = self.cache_lag_us.get_mut(resource).add(h);
+        }
     }
 }
