@@ -78,14 +78,24 @@ pub fn converged(truth: &[ReplicaSetTruth]) -> bool {
     truth.iter().all(ReplicaSetTruth::is_converged)
 }
 
-/// Identifies Tidemark's requests (`User-Agent: tidemark/<version>`), so API server audit logs and
-/// the loadgen oracle can tell its writes from everyone else's.
-pub fn with_user_agent(mut config: kube::Config) -> kube::Config {
-    let agent = concat!("tidemark/", env!("CARGO_PKG_VERSION"));
-    config.headers.push((
-        http::header::USER_AGENT,
-        http::HeaderValue::from_static(agent),
-    ));
+/// Identifies Tidemark's requests (`User-Agent: tidemark/<version>`, with ` (<identity>)` when
+/// leader election names this process), so API server audit logs and the loadgen oracle can tell
+/// its writes from everyone else's, and one manager's from another's.
+pub fn with_user_agent(mut config: kube::Config, identity: Option<&str>) -> kube::Config {
+    let base = concat!("tidemark/", env!("CARGO_PKG_VERSION"));
+    let agent = match identity {
+        Some(id) => {
+            let id: String = id
+                .chars()
+                .filter(|c| c.is_ascii_graphic() && !matches!(c, '(' | ')'))
+                .collect();
+            format!("{base} ({id})")
+        }
+        None => base.to_string(),
+    };
+    let value = http::HeaderValue::from_str(&agent)
+        .unwrap_or_else(|_| http::HeaderValue::from_static(base));
+    config.headers.push((http::header::USER_AGENT, value));
     config
 }
 
@@ -95,9 +105,10 @@ pub fn client_for(url: &str, io: &tokio::runtime::Handle) -> Result<kube::Client
         .parse()
         .map_err(|e: http::uri::InvalidUri| EmbeddedError::Server(e.to_string()))?;
     let _guard = io.enter();
-    Ok(kube::Client::try_from(with_user_agent(kube::Config::new(
-        uri,
-    )))?)
+    Ok(kube::Client::try_from(with_user_agent(
+        kube::Config::new(uri),
+        None,
+    ))?)
 }
 
 /// Serves the metrics endpoint of `manager` on the I/O runtime; returns the bound address.
@@ -164,6 +175,9 @@ pub fn summarize_cluster(stats: &ManagerStats, elapsed: Duration, consistency: b
         wake_p99_us: wake_p99,
         parked_at_end: stats.parked(),
         consistency,
+        live_reads: stats.live_reads(),
+        destructive_held: stats.controllers.iter().map(|c| c.destructive_held).sum(),
+        writes_fenced: stats.writes_fenced,
         ..Summary::default()
     }
 }
@@ -268,7 +282,7 @@ async fn demo(options: DemoOptions, io: tokio::runtime::Handle) -> Result<Summar
     }
     let stats = manager.stats().await;
     let summary = summarize(&stats, &server, started.elapsed(), consistency);
-    let unanswered = manager.shutdown(Duration::from_secs(5)).await;
+    let unanswered = manager.shutdown(Duration::from_secs(5)).await.unanswered;
     if unanswered > 0 {
         tracing::warn!(unanswered, "writes still in flight at shutdown");
     }

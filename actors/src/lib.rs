@@ -3,12 +3,16 @@
 
 #![deny(missing_docs)]
 
+pub mod barrier;
 pub mod embedded;
 pub mod errors;
+pub mod fence;
 pub mod informer;
+pub mod leader;
 pub mod manager;
 pub mod metrics;
 pub mod paths;
+pub mod process_metrics;
 pub mod rate_limit;
 pub mod shard_actor;
 pub mod summary;

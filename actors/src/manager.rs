@@ -1,7 +1,10 @@
 //! The controller manager: shard actors on arbiters spread over the cores, one informer per
 //! resource and the writers on the I/O runtime, and a view of their figures.
 
+use crate::barrier::{BarrierReads, spawn_reader};
+use crate::fence::Fence;
 use crate::informer::{Informer, InformerState};
+use crate::leader::{LeaderElection, LeaderElectionConfig, LeaderState};
 use crate::rate_limit::TokenBucket;
 use crate::shard_actor::{ConnectWriter, ProbeRoutes, ShardActor, ShardSnapshot, Snapshot};
 use crate::writer::{WriteCounters, WriterPool};
@@ -11,7 +14,7 @@ use kube::Client;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use tidemark_engine::{
-    ControllerSpec, ControllerStats, FeatureGates, Reconciler, ReplicaSetController, Resource,
+    BreakerConfig, ControllerSpec, ControllerStats, FeatureGates, Reconciler, ReplicaSetController, Resource,
     Shard, ShardId, ShardRouter,
 };
 use tokio::sync::{mpsc, watch};
@@ -60,6 +63,10 @@ pub struct ManagerConfig {
     /// Relists ask `resourceVersionMatch=NotOlderThan` the informer's watermark and refuse an
     /// older list (on by default). Off only to show the cache moving back in time.
     pub consistent_relists: bool,
+    /// Leader election (`--leader-elect`); `None` runs as the only manager.
+    pub leader_election: Option<LeaderElectionConfig>,
+    /// The live-read circuit breakers.
+    pub breaker: BreakerConfig,
 }
 
 impl Default for ManagerConfig {
@@ -71,6 +78,8 @@ impl Default for ManagerConfig {
             qps: 20.0,
             burst: 30,
             consistent_relists: true,
+            leader_election: None,
+            breaker: BreakerConfig::default(),
         }
     }
 }
@@ -87,6 +96,16 @@ pub struct Manager {
     source: StatsSource,
     arbiters: Vec<Arbiter>,
     shutdown: watch::Sender<bool>,
+    election: Option<tokio::task::JoinHandle<LeaderElection>>,
+}
+
+/// What a graceful shutdown achieved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShutdownReport {
+    /// Writes still unanswered at the deadline.
+    pub unanswered: u64,
+    /// The Lease was released (leader election on and this process held it).
+    pub released_lease: bool,
 }
 
 /// Collects the manager's figures from its shards, informers and writers.
@@ -95,12 +114,29 @@ pub struct StatsSource {
     shards: Vec<Addr<ShardActor>>,
     informers: Vec<(Resource, Arc<InformerState>)>,
     writes: Arc<WriteCounters>,
+    barriers: Arc<BarrierReads>,
+    leader: Arc<LeaderState>,
 }
 
 impl StatsSource {
     /// The informers' states.
     pub fn informers(&self) -> &[(Resource, Arc<InformerState>)] {
         &self.informers
+    }
+
+    /// The leader election's state.
+    pub fn leader(&self) -> &LeaderState {
+        &self.leader
+    }
+
+    /// The write counters.
+    pub fn writes(&self) -> &WriteCounters {
+        &self.writes
+    }
+
+    /// The barrier reads: counters and circuit breakers.
+    pub fn barriers(&self) -> &BarrierReads {
+        &self.barriers
     }
 
     /// Asks every shard for its figures and merges them.
@@ -130,6 +166,13 @@ impl StatsSource {
                 .all(|(_, s)| s.synced.load(Ordering::Relaxed)),
             writes_sent: self.writes.sent.load(Ordering::Relaxed),
             writes_failed: self.writes.failed.load(Ordering::Relaxed),
+            writes_fenced: self.writes.fenced.load(Ordering::Relaxed),
+            leader_election: self.leader.enabled,
+            leader: self.leader.acting(),
+            breakers_open: self.barriers.breakers_open(),
+            barrier_reads_refused: self.barriers.counters().refused.load(Ordering::Relaxed),
+            shards_answering: snapshots.len(),
+            shards_total: self.shards.len(),
             shards: snapshots,
         }
     }
@@ -146,6 +189,20 @@ pub struct ManagerStats {
     pub writes_sent: u64,
     /// Writes failed.
     pub writes_failed: u64,
+    /// Writes refused by the leader fence.
+    pub writes_fenced: u64,
+    /// Leader election is on.
+    pub leader_election: bool,
+    /// This process acts as leader (always, without leader election).
+    pub leader: bool,
+    /// Per API group, whether its live-read breaker is open.
+    pub breakers_open: Vec<(&'static str, bool)>,
+    /// Barrier reads an open breaker refused.
+    pub barrier_reads_refused: u64,
+    /// Shards that answered the collection.
+    pub shards_answering: usize,
+    /// Shards running.
+    pub shards_total: usize,
     /// Per shard, as reported.
     pub shards: Vec<ShardSnapshot>,
 }
@@ -162,6 +219,29 @@ impl ManagerStats {
     /// Keys parked now.
     pub fn parked(&self) -> usize {
         self.controllers.iter().map(|c| c.parked).sum()
+    }
+    /// Barrier (live) reads answered, over every controller.
+    pub fn live_reads(&self) -> u64 {
+        self.controllers.iter().map(|c| c.live_reads_ok + c.live_reads_failed).sum()
+    }
+    /// Why this manager is degraded, if it is: an open breaker, failing live reads.
+    pub fn degraded(&self) -> Vec<String> {
+        let mut why = Vec::new();
+        for (group, open) in &self.breakers_open {
+            if *open {
+                let group = if group.is_empty() { "core" } else { group };
+                why.push(format!("live-read circuit breaker open for API group {group}: destructive work paused"));
+            }
+        }
+        for c in &self.controllers {
+            if c.awaiting_barrier > 0 && c.live_reads_failed > 0 {
+                why.push(format!(
+                    "{}: {} keys wait for proof of freshness ({} live reads failed)",
+                    c.controller, c.awaiting_barrier, c.live_reads_failed
+                ));
+            }
+        }
+        why
     }
 }
 
@@ -203,22 +283,52 @@ impl Manager {
                     consistency,
                 });
             }
-            let shard = Shard::new(ShardId(index), specs);
+            let mut shard = Shard::new(ShardId(index), specs);
+            if config.leader_election.is_some() {
+                shard.follow();
+            }
             let probes = probes.clone();
             let arbiter = &arbiters[index % arbiters.len()];
             shards.push(ShardActor::start_in_arbiter(&arbiter.handle(), move |_| {
                 ShardActor::new(shard, probes)
             }));
         }
-        let pool = WriterPool::new(
+        let limiter = Arc::new(TokenBucket::new(config.qps, config.burst));
+        let fence = Arc::new(match &config.leader_election {
+            Some(le) if le.fencing => Fence::closed(),
+            _ => Fence::open(),
+        });
+        let pool = WriterPool::new(client.clone(), limiter.clone(), fence.clone(), io.clone());
+        let barrier_reads = Arc::new(BarrierReads::new(
             client.clone(),
-            Arc::new(TokenBucket::new(config.qps, config.burst)),
-            io.clone(),
-        );
+            limiter.clone(),
+            config.breaker,
+        ));
         for shard in &shards {
-            shard.do_send(ConnectWriter(pool.spawn(shard.clone())));
+            shard.do_send(ConnectWriter {
+                writes: pool.spawn(shard.clone()),
+                barriers: spawn_reader(barrier_reads.clone(), io, shard.clone()),
+            });
         }
         let (shutdown, shutdown_rx) = watch::channel(false);
+        let leader = Arc::new(match &config.leader_election {
+            Some(le) => LeaderState {
+                enabled: true,
+                identity: le.elector.identity.clone(),
+                ..LeaderState::default()
+            },
+            None => LeaderState::disabled(),
+        });
+        let election = config.leader_election.as_ref().map(|le| {
+            let election = LeaderElection::new(
+                client.clone(),
+                le.clone(),
+                fence.clone(),
+                shards.clone(),
+                leader.clone(),
+            );
+            io.spawn(election.run(shutdown_rx.clone()))
+        });
         let mut informers = Vec::new();
         for (resource, probes) in Resource::ALL.into_iter().zip(probe_rxs) {
             let informer = Informer::new(
@@ -238,9 +348,12 @@ impl Manager {
                 shards,
                 informers,
                 writes: pool.counters(),
+                barriers: barrier_reads,
+                leader,
             },
             arbiters,
             shutdown,
+            election,
         })
     }
 
@@ -259,7 +372,8 @@ impl Manager {
         self.source.clone()
     }
 
-    /// Stops informers and shard arbiters: no new work starts. Writes already sent go on.
+    /// Stops informers, the election loop and shard arbiters: no new work starts. Writes already
+    /// sent go on; the Lease is not released (it expires).
     pub fn stop(self) {
         let _ = self.shutdown.send(true);
         for arbiter in &self.arbiters {
@@ -267,17 +381,31 @@ impl Manager {
         }
     }
 
-    /// Stops taking work, then waits up to `deadline` for the writes in flight to be answered.
-    /// Returns how many were still unanswered.
-    pub async fn shutdown(self, deadline: std::time::Duration) -> u64 {
+    /// Graceful shutdown: stop taking work, wait up to `deadline` for the writes in flight to be
+    /// answered (none is cut halfway), then release the Lease if this process holds it.
+    pub async fn shutdown(mut self, deadline: std::time::Duration) -> ShutdownReport {
         let writes = self.source.writes.clone();
         writes.stopping.store(true, Ordering::Relaxed);
+        let election = self.election.take();
         self.stop();
         let until = tokio::time::Instant::now() + deadline;
         while writes.in_flight() > 0 && tokio::time::Instant::now() < until {
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
-        writes.in_flight()
+        let released_lease = match election {
+            Some(handle) => match handle.await {
+                Ok(election) => election.release().await,
+                Err(e) => {
+                    tracing::warn!(error = %e, "leader election task ended abnormally");
+                    false
+                }
+            },
+            None => false,
+        };
+        ShutdownReport {
+            unanswered: writes.in_flight(),
+            released_lease,
+        }
     }
 }
 

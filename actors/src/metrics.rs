@@ -21,6 +21,11 @@ use tidemark_engine::Resource;
 /// client-go's workqueue latency buckets: 10 ns to 10 s, by factors of ten.
 const WORKQUEUE_BUCKETS: [f64; 10] = [1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0];
 
+/// Buckets for staleness durations (parked keys, cache lag): 1 ms to 2 min.
+const STALENESS_BUCKETS: [f64; 12] = [
+    0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0, 30.0, 120.0,
+];
+
 /// The informer figures of one resource at a scrape.
 #[derive(Clone, Debug)]
 struct InformerFigures {
@@ -201,6 +206,121 @@ impl TidemarkCollector {
                 m.encode_histogram::<prometheus_client::encoding::NoLabelSet>(sum, count, &b, None)
             }
         );
+        family!(
+            "tidemark_parked_duration_seconds",
+            "How long keys stayed parked (stale cache, pending deletions, barriers) before they woke",
+            MetricType::Histogram,
+            |c, m| {
+                let (sum, count, b) = buckets(&c.parked_duration_us, &STALENESS_BUCKETS);
+                m.encode_histogram::<prometheus_client::encoding::NoLabelSet>(sum, count, &b, None)
+            }
+        );
+        {
+            let mut family = encoder.encode_descriptor(
+                "tidemark_cache_lag_seconds",
+                "From a write acknowledged by the API server to the cache showing it",
+                None,
+                MetricType::Histogram,
+            )?;
+            for c in &stats.controllers {
+                for (resource, h) in c.cache_lag_us.iter() {
+                    let set = [
+                        ("controller", c.controller),
+                        ("group", resource.group()),
+                        ("resource", resource.plural()),
+                    ];
+                    let (sum, count, b) = buckets(h, &STALENESS_BUCKETS);
+                    family
+                        .encode_family(&set)?
+                        .encode_histogram::<prometheus_client::encoding::NoLabelSet>(
+                            sum, count, &b, None,
+                        )?;
+                }
+            }
+        }
+        {
+            let mut family = encoder.encode_descriptor(
+                "tidemark_live_reads",
+                "Live reads (barriers: one consistent read of the current revision) by result",
+                None,
+                MetricType::Counter,
+            )?;
+            for c in &stats.controllers {
+                for (result, n) in [("success", c.live_reads_ok), ("error", c.live_reads_failed)] {
+                    let set = [("controller", c.controller), ("result", result)];
+                    family
+                        .encode_family(&set)?
+                        .encode_counter::<prometheus_client::encoding::NoLabelSet, _, u64>(
+                            &n, None,
+                        )?;
+                }
+            }
+        }
+        family!(
+            "tidemark_destructive_held",
+            "Destructive plans held back until their key was proven fresh",
+            MetricType::Counter,
+            |c, m| m.encode_counter::<prometheus_client::encoding::NoLabelSet, _, u64>(
+                &c.destructive_held,
+                None
+            )
+        );
+        family!(
+            "tidemark_proven_keys",
+            "Keys whose destructive decisions are proven since start or leadership",
+            MetricType::Gauge,
+            |c, m| m.encode_gauge(&(c.proven_keys as i64))
+        );
+        {
+            let mut family = encoder.encode_descriptor(
+                "tidemark_circuit_breaker_open",
+                "1 while the live-read circuit breaker of the API group is open or half-open",
+                None,
+                MetricType::Gauge,
+            )?;
+            let mut groups: Vec<(&str, bool)> = Resource::ALL
+                .iter()
+                .map(|r| (r.group(), false))
+                .collect();
+            groups.dedup_by_key(|(g, _)| *g);
+            for (group, open) in &stats.breakers_open {
+                match groups.iter_mut().find(|(g, _)| g == group) {
+                    Some(slot) => slot.1 = *open,
+                    None => groups.push((group, *open)),
+                }
+            }
+            for (group, open) in groups {
+                family
+                    .encode_family(&[("group", group)])?
+                    .encode_gauge(&i64::from(open))?;
+            }
+        }
+        {
+            let mut family = encoder.encode_descriptor(
+                "tidemark_leader",
+                "1 while this process acts as leader (always 1 without leader election)",
+                None,
+                MetricType::Gauge,
+            )?;
+            let enabled = if stats.leader_election { "true" } else { "false" };
+            family
+                .encode_family(&[("leader_election", enabled)])?
+                .encode_gauge(&i64::from(stats.leader))?;
+        }
+        {
+            let mut family = encoder.encode_descriptor(
+                "tidemark_writes_fenced",
+                "Writes not sent because this process was not (provably) leader",
+                None,
+                MetricType::Counter,
+            )?;
+            family
+                .encode_family(&[("controller", "all")])?
+                .encode_counter::<prometheus_client::encoding::NoLabelSet, _, u64>(
+                    &stats.writes_fenced,
+                    None,
+                )?;
+        }
         {
             let mut family = encoder.encode_descriptor(
                 "tidemark_writes",
@@ -290,7 +410,8 @@ impl Collector for TidemarkCollector {
         if let Some(stats) = &scrape.stats {
             Self::encode_stats(stats, &mut encoder)?;
         }
-        Self::encode_informers(&scrape.informers, &mut encoder)
+        Self::encode_informers(&scrape.informers, &mut encoder)?;
+        crate::process_metrics::encode(&mut encoder)
     }
 }
 
@@ -359,6 +480,32 @@ async fn metrics(State(state): State<MetricsState>) -> Response {
     }
 }
 
+/// How long `/healthz` waits for every shard to answer.
+const HEALTH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Alive when every shard's event loop answers within [`HEALTH_TIMEOUT`] (the I/O runtime is
+/// turning, or this handler would not run).
+async fn healthz(State(state): State<MetricsState>) -> Response {
+    match tokio::time::timeout(HEALTH_TIMEOUT, state.source.collect()).await {
+        Ok(stats) if stats.shards_answering == stats.shards_total => "ok".into_response(),
+        Ok(stats) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!(
+                "{} of {} shards answered\n",
+                stats.shards_answering, stats.shards_total
+            ),
+        )
+            .into_response(),
+        Err(_) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("shards did not answer within {HEALTH_TIMEOUT:?}\n"),
+        )
+            .into_response(),
+    }
+}
+
+/// Ready when every cache has synced from a consistent list and, with leader election on, this
+/// process leads. The detail lists each check and why the manager is degraded, if it is.
 async fn readyz(State(state): State<MetricsState>) -> Response {
     let informers = state.informers();
     let mut detail = String::new();
@@ -369,7 +516,21 @@ async fn readyz(State(state): State<MetricsState>) -> Response {
             i.resource
         ));
     }
-    if informers.iter().all(|i| i.synced) {
+    let leader = state.source.leader();
+    let leading = leader.acting();
+    if leader.enabled {
+        detail.push_str(&format!(
+            "[{}] leader ({})\n",
+            if leading { "+" } else { "-" },
+            leader.identity
+        ));
+    }
+    if let Ok(stats) = tokio::time::timeout(HEALTH_TIMEOUT, state.source.collect()).await {
+        for why in stats.degraded() {
+            detail.push_str(&format!("[!] degraded: {why}\n"));
+        }
+    }
+    if informers.iter().all(|i| i.synced) && leading {
         (StatusCode::OK, format!("{detail}ok\n")).into_response()
     } else {
         (
@@ -384,7 +545,7 @@ async fn readyz(State(state): State<MetricsState>) -> Response {
 pub fn router(state: MetricsState) -> Router {
     Router::new()
         .route("/metrics", get(metrics))
-        .route("/healthz", get(|| async { "ok" }))
+        .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .with_state(state)
 }

@@ -3,8 +3,9 @@
 
 use actix::{Actor, AsyncContext, Context, Handler, Message, MessageResult, SpawnHandle};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use crate::barrier::BarrierRequest;
 use tidemark_engine::{
-    Change, ControllerStats, Object, Output, Resource, ResourceVersion, Shard, WriteId,
+    BarrierId, Change, ControllerStats, Object, Output, Resource, ResourceVersion, Shard, WriteId,
     WriteRequest, WriteResult,
 };
 use tokio::sync::mpsc;
@@ -46,6 +47,30 @@ pub struct WriteDone {
     pub result: WriteResult,
 }
 
+/// The answer to a barrier read.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct BarrierDone {
+    /// Which read.
+    pub id: BarrierId,
+    /// The current revision, or why it could not be read.
+    pub result: Result<ResourceVersion, String>,
+}
+
+/// This process became leader at `revision` (its takeover write): reconcile again once the
+/// cache has reached it.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Lead {
+    /// The takeover's resourceVersion.
+    pub revision: Option<ResourceVersion>,
+}
+
+/// This process is no longer leader: keep the cache warm, reconcile nothing.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Follow;
+
 /// Asks for the shard's figures.
 #[derive(Message)]
 #[rtype(result = "ShardSnapshot")]
@@ -78,6 +103,7 @@ pub type ProbeRoutes = std::sync::Arc<Vec<mpsc::UnboundedSender<ProbeRequest>>>;
 pub struct ShardActor {
     shard: Shard,
     writes: Option<mpsc::UnboundedSender<WriteRequest>>,
+    barriers: Option<mpsc::UnboundedSender<BarrierRequest>>,
     probes: ProbeRoutes,
     timer: Option<(Instant, SpawnHandle)>,
     outputs: Vec<Output>,
@@ -89,6 +115,7 @@ impl ShardActor {
         Self {
             shard,
             writes: None,
+            barriers: None,
             probes,
             timer: None,
             outputs: Vec::new(),
@@ -137,6 +164,18 @@ impl ShardActor {
                         });
                     }
                 }
+                Output::Barrier { id, resource } => {
+                    let sent = self
+                        .barriers
+                        .as_ref()
+                        .is_some_and(|b| b.send(BarrierRequest { id, resource }).is_ok());
+                    if !sent {
+                        ctx.notify(BarrierDone {
+                            id,
+                            result: Err("no barrier reader".into()),
+                        });
+                    }
+                }
                 Output::Starving {
                     controller,
                     key,
@@ -179,15 +218,47 @@ impl Actor for ShardActor {
     }
 }
 
-/// Connects a writer to a running actor.
+/// Connects a writer and a barrier reader to a running actor.
 #[derive(Message)]
 #[rtype(result = "()")]
-pub struct ConnectWriter(pub mpsc::UnboundedSender<WriteRequest>);
+pub struct ConnectWriter {
+    /// Where writes go.
+    pub writes: mpsc::UnboundedSender<WriteRequest>,
+    /// Where barrier reads go.
+    pub barriers: mpsc::UnboundedSender<BarrierRequest>,
+}
 
 impl Handler<ConnectWriter> for ShardActor {
     type Result = ();
     fn handle(&mut self, msg: ConnectWriter, ctx: &mut Self::Context) {
-        self.set_writer(msg.0);
+        self.set_writer(msg.writes);
+        self.barriers = Some(msg.barriers);
+        self.pump(ctx);
+    }
+}
+
+impl Handler<BarrierDone> for ShardActor {
+    type Result = ();
+    fn handle(&mut self, msg: BarrierDone, ctx: &mut Self::Context) {
+        self.shard.barrier_done(msg.id, msg.result, Instant::now());
+        self.pump(ctx);
+    }
+}
+
+impl Handler<Lead> for ShardActor {
+    type Result = ();
+    fn handle(&mut self, msg: Lead, ctx: &mut Self::Context) {
+        tracing::info!(shard = self.shard.id().0, revision = ?msg.revision.map(|v| v.get()), "leading: reconciles resume once the cache reaches the takeover revision");
+        self.shard.lead(msg.revision, Instant::now());
+        self.pump(ctx);
+    }
+}
+
+impl Handler<Follow> for ShardActor {
+    type Result = ();
+    fn handle(&mut self, _: Follow, ctx: &mut Self::Context) {
+        tracing::info!(shard = self.shard.id().0, "following: cache kept warm, no reconcile, proofs revoked");
+        self.shard.follow();
         self.pump(ctx);
     }
 }

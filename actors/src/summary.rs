@@ -31,6 +31,12 @@ pub struct Summary {
     pub converged: bool,
     /// Whether stale-cache protection was on.
     pub consistency: bool,
+    /// Live (barrier) reads answered or failed.
+    pub live_reads: u64,
+    /// Destructive plans held until their key was proven fresh.
+    pub destructive_held: u64,
+    /// Writes refused by the leader fence.
+    pub writes_fenced: u64,
 }
 
 impl Summary {
@@ -38,7 +44,7 @@ impl Summary {
     pub fn render(&self) -> String {
         format!(
             "tidemark summary: {:.1}s, reconciles={} stale_sync_skips={} stale_reconciles={} writes={} (failed {}) \
-             wakes={} wake_p99={}us parked={} violations={} converged={} consistency={}",
+             wakes={} wake_p99={}us parked={} live_reads={} destructive_held={} fenced={} violations={} converged={} consistency={}",
             self.duration_seconds,
             self.reconciles,
             self.stale_sync_skips,
@@ -48,6 +54,9 @@ impl Summary {
             self.wakes,
             self.wake_p99_us,
             self.parked_at_end,
+            self.live_reads,
+            self.destructive_held,
+            self.writes_fenced,
             self.violations,
             self.converged,
             self.consistency

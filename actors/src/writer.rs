@@ -2,6 +2,7 @@
 //! and feeds each answer (with the returned resourceVersion) back to the shard.
 
 use crate::errors::classify;
+use crate::fence::Fence;
 use crate::paths::collection;
 use crate::rate_limit::TokenBucket;
 use crate::shard_actor::{ShardActor, WriteDone};
@@ -12,7 +13,7 @@ use kube::core::Request;
 use serde::Deserialize;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use tidemark_engine::{Action, WriteError, WriteErrorKind, WriteRequest, WriteResult};
+use tidemark_engine::{Action, ActionClass, WriteError, WriteErrorKind, WriteRequest, WriteResult};
 use tokio::sync::mpsc;
 
 #[derive(Deserialize)]
@@ -37,6 +38,8 @@ pub struct WriteCounters {
     pub failed: AtomicU64,
     /// Writes answered (successfully or not).
     pub finished: AtomicU64,
+    /// Writes refused by the fence (not leader).
+    pub fenced: AtomicU64,
     /// Set at shutdown: writes not sent yet are abandoned.
     pub stopping: std::sync::atomic::AtomicBool,
 }
@@ -56,16 +59,23 @@ pub struct WriterPool {
     client: Client,
     limiter: Arc<TokenBucket>,
     counters: Arc<WriteCounters>,
+    fence: Arc<Fence>,
     io: tokio::runtime::Handle,
 }
 
 impl WriterPool {
-    /// A pool writing through `client` on the runtime `io`.
-    pub fn new(client: Client, limiter: Arc<TokenBucket>, io: tokio::runtime::Handle) -> Self {
+    /// A pool writing through `client` on the runtime `io`, sending only while `fence` allows.
+    pub fn new(
+        client: Client,
+        limiter: Arc<TokenBucket>,
+        fence: Arc<Fence>,
+        io: tokio::runtime::Handle,
+    ) -> Self {
         Self {
             client,
             limiter,
             counters: Arc::default(),
+            fence,
             io,
         }
     }
@@ -88,6 +98,21 @@ impl WriterPool {
                     if pool.counters.stopping.load(Ordering::Relaxed) {
                         tracing::debug!(key = %request.owner, verb = request.action.verb(), "shutting down: write not sent");
                         return;
+                    }
+                    if !pool.fence.allows(std::time::Instant::now()) {
+                        pool.counters.fenced.fetch_add(1, Ordering::Relaxed);
+                        tracing::info!(controller = request.controller, key = %request.owner, verb = request.action.verb(), "not leader (fence closed): write not sent");
+                        shard.do_send(WriteDone {
+                            id: request.id,
+                            result: WriteResult::Failed(WriteError {
+                                kind: WriteErrorKind::Fenced,
+                                message: "not leader: the write fence is closed".into(),
+                            }),
+                        });
+                        return;
+                    }
+                    if request.action.class() == ActionClass::Destructive {
+                        tracing::info!(controller = request.controller, key = %request.owner, verb = request.action.verb(), resource = %request.action.resource(), "destructive action");
                     }
                     pool.counters.sent.fetch_add(1, Ordering::Relaxed);
                     let result = perform(&pool.client, &request.action).await;

@@ -93,6 +93,14 @@ impl ShardCache {
         }
     }
 
+    /// The generation of the object of `resource` cached at `key`, for kinds that have one.
+    pub fn generation_of(&self, resource: Resource, key: &ObjectKey) -> Option<i64> {
+        match resource {
+            Resource::Pods => None,
+            Resource::ReplicaSets => self.replicasets.get(key).map(|r| r.generation),
+        }
+    }
+
     /// The UID of the object of `resource` cached at `key`.
     pub fn uid_of(&self, resource: Resource, key: &ObjectKey) -> Option<&Uid> {
         self.uid_at(resource, key).map(|(uid, _)| uid)

@@ -5,6 +5,7 @@
 
 pub mod action;
 pub mod backoff;
+pub mod breaker;
 pub mod cache;
 pub mod controllers;
 pub mod feature_gates;
@@ -26,6 +27,7 @@ pub mod version_map;
 pub mod write;
 
 pub use action::{Action, ActionClass, Plan};
+pub use breaker::{BreakerChange, BreakerConfig, BreakerOpen, CircuitBreaker};
 pub use cache::ShardCache;
 pub use controllers::replicaset::ReplicaSetController;
 pub use feature_gates::FeatureGates;

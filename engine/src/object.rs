@@ -203,6 +203,14 @@ impl Object {
         }
     }
 
+    /// `metadata.generation`, for objects whose spec changes bump it.
+    pub fn generation(&self) -> Option<i64> {
+        match self {
+            Object::Pod(_) => None,
+            Object::ReplicaSet(r) => Some(r.generation),
+        }
+    }
+
     /// The controlling ownerReference, if any.
     pub fn controller_ref(&self) -> Option<&OwnerRef> {
         match self {

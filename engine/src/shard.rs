@@ -84,6 +84,7 @@ struct PlanProgress {
     steps: VecDeque<Vec<Action>>,
     outstanding: usize,
     failed: bool,
+    superseded: bool,
     requeue_after: Option<Duration>,
     started: Instant,
 }
@@ -236,8 +237,15 @@ impl Shard {
                     .cache
                     .uid_of(resource, object.key())
                     .is_some_and(|uid| uid != object.uid());
+                let respecced = object.generation().is_some()
+                    && self.cache.generation_of(resource, object.key()) != object.generation();
                 for c in &mut self.controllers {
                     if c.reconciler.primary() == resource {
+                        if respecced && let Some(plan) = c.plans.get_mut(object.key()) {
+                            // The spec the plan was made for is gone: finish the step in flight,
+                            // start no further one, and decide again on the new spec.
+                            plan.superseded = true;
+                        }
                         c.versions.forget_if_replaced(object.key(), object.uid());
                         if replaced {
                             c.proofs.forget(object.key());
@@ -454,7 +462,7 @@ impl Shard {
         let Some(plan) = c.plans.get_mut(owner) else {
             return;
         };
-        let step = if plan.failed {
+        let step = if plan.failed || plan.superseded {
             None
         } else {
             plan.steps.pop_front()
@@ -615,6 +623,7 @@ impl Shard {
                             steps,
                             outstanding: 0,
                             failed: false,
+                            superseded: false,
                             requeue_after,
                             started: now,
                         },

@@ -556,3 +556,23 @@ fn how_long_a_key_stayed_parked_is_recorded_when_it_wakes() {
     assert_eq!(parked.len(), 1);
     assert!(parked.max() >= 49_000, "{}", parked.max());
 }
+
+#[test]
+fn a_new_spec_stops_the_rest_of_a_plan_and_the_key_decides_again() {
+    let rs = replicaset_json("ns", "web", 7, 10);
+    let mut s = synced(true, &rs, vec![]);
+    let now = Instant::now();
+    let ws = writes(&mut s, now);
+    assert_eq!(creates(&ws), 1, "slow start");
+    let mut scaled_down = replicaset_json("ns", "web", 1, 11);
+    scaled_down.generation = rs.generation + 1;
+    s.apply(Change::Applied(Object::ReplicaSet(scaled_down)), now);
+    s.advance(Resource::ReplicaSets, rv(11), now);
+    s.write_done(ws[0].id, written(12), now);
+    let next = writes(&mut s, now);
+    assert_eq!(
+        creates(&next),
+        0,
+        "the plan for 7 must not go on creating for a set scaled to 1: {next:?}"
+    );
+}

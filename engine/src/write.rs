@@ -37,6 +37,8 @@ pub enum WriteErrorKind {
     Server,
     /// The connection failed or timed out: the write may or may not have been applied.
     Transport,
+    /// Not sent: this process is not (or no longer provably) the leader.
+    Fenced,
 }
 
 /// A failed write.

@@ -38,6 +38,8 @@ pub struct WriteRecord {
     pub uid: String,
     /// The client's `User-Agent`, if it sent one (`loadgen` for in-process writes).
     pub user_agent: Option<String>,
+    /// For a Lease: its `spec.holderIdentity` after the write (`None` when released or deleted).
+    pub lease_holder: Option<String>,
 }
 
 impl Serialize for Resource {
@@ -163,6 +165,13 @@ impl Oracle {
             name: meta_str(obj, "name").to_string(),
             uid: meta_str(obj, "uid").to_string(),
             user_agent: user_agent.map(str::to_string),
+            lease_holder: match (resource, new) {
+                (Resource::Leases, Some(lease)) => lease["spec"]["holderIdentity"]
+                    .as_str()
+                    .filter(|h| !h.is_empty())
+                    .map(str::to_string),
+                _ => None,
+            },
         });
         match resource {
             Resource::Pods => self.record_pod(revision, verb, prev, new, obj, user_agent),

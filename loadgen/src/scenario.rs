@@ -96,6 +96,54 @@ pub struct ManagerSettings {
     /// `--shards`.
     #[serde(default = "default_shards")]
     pub shards: usize,
+    /// How many `tidemark` processes run (each with its own identity).
+    #[serde(default = "default_replicas")]
+    pub replicas: usize,
+    /// `--leader-elect` (the Lease is `kube-system/tidemark`).
+    #[serde(default = "default_leader_elect")]
+    pub leader_elect: bool,
+    /// `--leader-elect-lease-duration`, seconds.
+    #[serde(default = "default_lease_duration")]
+    pub lease_duration_seconds: f64,
+    /// `--leader-elect-renew-deadline`, seconds.
+    #[serde(default = "default_renew_deadline")]
+    pub renew_deadline_seconds: f64,
+    /// `--leader-elect-retry-period`, seconds.
+    #[serde(default = "default_retry_period")]
+    pub retry_period_seconds: f64,
+    /// What `--gate off` turns off: `consistency` (the stale-cache gate) and/or `fencing`
+    /// (the leader's write fence).
+    #[serde(default = "default_protections")]
+    pub protections: Vec<Protection>,
+}
+
+/// A protection `--gate off` can turn off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Protection {
+    /// `StaleControllerConsistency`.
+    Consistency,
+    /// `--leader-elect-fencing`.
+    Fencing,
+}
+
+fn default_replicas() -> usize {
+    1
+}
+fn default_leader_elect() -> bool {
+    true
+}
+fn default_lease_duration() -> f64 {
+    15.0
+}
+fn default_renew_deadline() -> f64 {
+    10.0
+}
+fn default_retry_period() -> f64 {
+    2.0
+}
+fn default_protections() -> Vec<Protection> {
+    vec![Protection::Consistency]
 }
 
 fn default_qps() -> f32 {
@@ -114,6 +162,12 @@ impl Default for ManagerSettings {
             qps: default_qps(),
             burst: default_burst(),
             shards: default_shards(),
+            replicas: default_replicas(),
+            leader_elect: default_leader_elect(),
+            lease_duration_seconds: default_lease_duration(),
+            renew_deadline_seconds: default_renew_deadline(),
+            retry_period_seconds: default_retry_period(),
+            protections: default_protections(),
         }
     }
 }
@@ -173,6 +227,11 @@ pub enum FaultKind {
     WatchJitter,
     /// The kubelet emulation stops renewing the node Leases of `nodes`.
     StopLeaseRenewal,
+    /// The `target` manager gets SIGKILL at the start; a new process with its identity starts
+    /// at the end.
+    KillManager,
+    /// The `target` manager gets SIGSTOP at the start and SIGCONT at the end.
+    PauseManager,
 }
 
 /// A fault active from `from_seconds` until `until_seconds` after the workload starts.
@@ -216,6 +275,10 @@ pub struct FaultWindow {
     /// For `stop-lease-renewal`: the Nodes.
     #[serde(default)]
     pub nodes: Vec<String>,
+    /// For `kill-manager` and `pause-manager`: `leader` (the holder of the Lease when the fault
+    /// starts) or a manager's index (`0`, `1`, ...).
+    #[serde(default)]
+    pub target: Option<String>,
 }
 
 impl FaultWindow {

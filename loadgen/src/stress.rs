@@ -2,6 +2,8 @@
 //! a scenario's workload and faults over time, then convergence and the oracle's verdict.
 
 use crate::faults::{Faults, ObjectDelay};
+use crate::leadership::split_leadership;
+use crate::managers::{ManagerError, Managers};
 use crate::oracle::{ReplicaSetTruth, Verb, ViolationKind};
 use crate::report::{FaultEvent, ReportedViolation, StressReport, WriteCounts};
 use crate::request_faults::{ErrorRule, LatencyRule, Match};
@@ -11,7 +13,6 @@ use crate::server::{ApiServer, ServerConfig, ServerError, start};
 use crate::status::ApiError;
 use crate::workload::replicaset_manifest;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -42,22 +43,9 @@ pub enum StressError {
     /// Files in the work directory.
     #[error("work directory: {0}")]
     Io(#[from] std::io::Error),
-    /// The manager could not be started.
-    #[error("starting {path}: {source}")]
-    Spawn {
-        /// The binary.
-        path: PathBuf,
-        /// The error.
-        source: std::io::Error,
-    },
-    /// The manager exited before the run ended.
-    #[error("tidemark exited early ({status}); log: {log}")]
-    ManagerDied {
-        /// Its exit status.
-        status: String,
-        /// Its log file.
-        log: String,
-    },
+    /// A manager could not be started, or exited before the run ended.
+    #[error(transparent)]
+    Manager(#[from] ManagerError),
     /// The workload could not be seeded or driven.
     #[error("workload: {0}")]
     Workload(#[from] ApiError),
@@ -71,12 +59,14 @@ pub fn default_tidemark() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("tidemark"))
 }
 
+/// The Lease the managers compete for.
+pub const LEASE: (&str, &str) = ("kube-system", "tidemark");
+
 async fn wait_converged(
     server: &ApiServer,
     namespace: &str,
     bound: Duration,
-    child: &mut Child,
-    log: &str,
+    managers: &mut Managers,
 ) -> Result<Option<Duration>, StressError> {
     let started = Instant::now();
     loop {
@@ -91,18 +81,24 @@ async fn wait_converged(
         if started.elapsed() >= bound {
             return Ok(None);
         }
-        check_alive(child, log)?;
+        managers.check_alive()?;
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
-fn check_alive(child: &mut Child, log: &str) -> Result<(), StressError> {
-    match child.try_wait() {
-        Ok(Some(status)) => Err(StressError::ManagerDied {
-            status: status.to_string(),
-            log: log.to_string(),
-        }),
-        _ => Ok(()),
+/// The manager a `kill-manager` or `pause-manager` fault aims at: `leader` is whoever the Lease
+/// names now (the first manager if none), otherwise an index.
+fn target(server: &ApiServer, managers: &Managers, fault: &FaultWindow) -> usize {
+    match fault.target.as_deref() {
+        Some("leader") | None => server
+            .get(Resource::Leases, LEASE.0, LEASE.1)
+            .and_then(|lease| {
+                lease["spec"]["holderIdentity"]
+                    .as_str()
+                    .and_then(|holder| managers.index_of(holder))
+            })
+            .unwrap_or(0),
+        Some(index) => index.parse().unwrap_or(0),
     }
 }
 
@@ -229,6 +225,9 @@ fn apply_fault(server: &ApiServer, fault: &FaultWindow, on: bool) -> String {
             format!("next {} {resource} watches get 410", fault.count)
         }
         (FaultKind::DropWatches | FaultKind::ExpireWatches, false) => "one-shot fault over".into(),
+        (FaultKind::KillManager | FaultKind::PauseManager, _) => {
+            "manager faults are applied by the driver".into()
+        }
         (FaultKind::ApiErrors, true) => {
             faults.requests().add_error(ErrorRule {
                 matching: matching(fault),
@@ -325,23 +324,20 @@ fn manager_writes(server: &ApiServer) -> WriteCounts {
     counts
 }
 
-/// SIGTERM, then up to 10 s for a graceful exit (on the async clock: this runs on the runtime's
-/// worker), then SIGKILL.
-async fn stop(child: &mut Child) {
-    if let Ok(pid) = i32::try_from(child.id()) {
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(pid),
-            nix::sys::signal::Signal::SIGTERM,
-        );
-    }
-    for _ in 0..200 {
-        if let Ok(Some(_)) = child.try_wait() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let _ = child.kill();
-    let _ = child.wait();
+fn leader_violations(server: &ApiServer) -> Vec<ReportedViolation> {
+    split_leadership(&server.writes(), LEASE.0, LEASE.1)
+        .into_iter()
+        .map(|v| ReportedViolation {
+            invariant: "leader-single-writer".into(),
+            object: v.object,
+            revision: v.revision,
+            detail: format!(
+                "written by {} while the Lease named {}",
+                v.writer,
+                v.holder.as_deref().unwrap_or("nobody")
+            ),
+        })
+        .collect()
 }
 
 /// Runs a scenario to its verdict.
@@ -370,35 +366,20 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
     }
     let kubeconfig = options.work_dir.join("kubeconfig");
     server.write_kubeconfig(&kubeconfig)?;
-    let summary_path = options.work_dir.join("tidemark-summary.json");
-    let log_path = options.work_dir.join("tidemark.log");
-    let log_text = log_path.display().to_string();
-    let log = std::fs::File::create(&log_path)?;
-    let gate = if options.gate { "true" } else { "false" };
-    let mut child = Command::new(&options.tidemark)
-        .arg("run")
-        .arg("--kubeconfig")
-        .arg(&kubeconfig)
-        .args(["--shards", &scenario.manager.shards.to_string()])
-        .args(["--kube-api-qps", &scenario.manager.qps.to_string()])
-        .args(["--kube-api-burst", &scenario.manager.burst.to_string()])
-        .args([
-            "--feature-gates",
-            &format!("StaleControllerConsistency={gate}"),
-        ])
-        .args(["--metrics-addr", "127.0.0.1:0"])
-        .arg("--summary-json")
-        .arg(&summary_path)
-        .stdin(Stdio::null())
-        .stdout(log.try_clone()?)
-        .stderr(log)
-        .spawn()
-        .map_err(|source| StressError::Spawn {
-            path: options.tidemark.clone(),
-            source,
-        })?;
-    let result = drive(&options, &server, &mut child, &log_text).await;
-    stop(&mut child).await;
+    let mut managers = Managers::new(
+        &options.tidemark,
+        &kubeconfig,
+        &scenario.manager,
+        options.gate,
+        &options.work_dir,
+    );
+    if let Err(e) = managers.start_all() {
+        managers.stop_all().await;
+        server.shutdown().await;
+        return Err(e.into());
+    }
+    let result = drive(&options, &server, &mut managers).await;
+    managers.stop_all().await;
     let (convergence, faults) = match result {
         Ok(r) => r,
         Err(e) => {
@@ -406,11 +387,10 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
             return Err(e);
         }
     };
-    let summary: serde_json::Value = std::fs::read(&summary_path)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default();
     let mut violations = reported(&server);
+    if scenario.manager.leader_elect {
+        violations.extend(leader_violations(&server));
+    }
     let bound = Duration::from_secs_f64(scenario.invariants.convergence_bound_seconds.max(0.0));
     if convergence.is_none() {
         let revision = server.current_revision();
@@ -438,25 +418,62 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
         converged: convergence.is_some(),
         convergence_seconds: convergence.unwrap_or(bound).as_secs_f64(),
         writes: manager_writes(&server),
-        stale_sync_skips: summary["stale_sync_skips"].as_u64().unwrap_or(0),
-        live_reads: summary["live_reads"].as_u64().unwrap_or(0),
+        stale_sync_skips: managers.summed_summary("stale_sync_skips"),
+        live_reads: managers.summed_summary("live_reads"),
         duration_seconds: run_started.elapsed().as_secs_f64(),
         faults,
-        manager_log: log_text,
+        manager_log: managers.logs(),
     };
     server.shutdown().await;
     Ok(report)
 }
 
+/// Applies a fault aimed at a manager process; returns what happened.
+fn apply_manager_fault(
+    server: &ApiServer,
+    managers: &mut Managers,
+    fault: &FaultWindow,
+    on: bool,
+    aimed: &mut Vec<(String, usize)>,
+) -> Result<String, StressError> {
+    let key = format!("{:?}@{}", fault.kind, fault.from_seconds);
+    let index = match aimed.iter().find(|(k, _)| *k == key) {
+        Some((_, i)) => *i,
+        None => {
+            let i = target(server, managers, fault);
+            aimed.push((key, i));
+            i
+        }
+    };
+    Ok(match (fault.kind, on) {
+        (FaultKind::KillManager, true) => {
+            managers.kill(index);
+            format!("manager {index} killed (SIGKILL)")
+        }
+        (FaultKind::KillManager, false) => {
+            managers.start(index)?;
+            format!("manager {index} restarted")
+        }
+        (FaultKind::PauseManager, true) => {
+            managers.pause(index);
+            format!("manager {index} paused (SIGSTOP)")
+        }
+        (FaultKind::PauseManager, false) => {
+            managers.resume(index);
+            format!("manager {index} resumed (SIGCONT)")
+        }
+        _ => apply_fault(server, fault, on),
+    })
+}
+
 async fn drive(
     options: &StressOptions,
     server: &ApiServer,
-    child: &mut Child,
-    log: &str,
+    managers: &mut Managers,
 ) -> Result<(Option<Duration>, Vec<FaultEvent>), StressError> {
     let scenario = &options.scenario;
     let namespace = scenario.workload.namespace.as_str();
-    if wait_converged(server, namespace, READY_BOUND, child, log)
+    if wait_converged(server, namespace, READY_BOUND, managers)
         .await?
         .is_none()
     {
@@ -464,18 +481,24 @@ async fn drive(
     }
     let mut actions = timeline(scenario, options.seed).into_iter().peekable();
     let mut events = Vec::new();
+    let mut aimed = Vec::new();
     let t0 = Instant::now();
     while let Some((at, _)) = actions.peek() {
         let at = *at;
         tokio::time::sleep_until(t0 + at).await;
-        check_alive(child, log)?;
+        managers.check_alive()?;
         while let Some((_, action)) = actions.next_if(|(when, _)| *when <= at) {
             match action {
                 Action::Scale { name, replicas } => {
                     server.scale_replicaset(namespace, &name, replicas)?
                 }
                 Action::Fault { window, on } => {
-                    let what = apply_fault(server, &window, on);
+                    let what = match window.kind {
+                        FaultKind::KillManager | FaultKind::PauseManager => {
+                            apply_manager_fault(server, managers, &window, on, &mut aimed)?
+                        }
+                        _ => apply_fault(server, &window, on),
+                    };
                     tracing::info!(revision = server.current_revision(), %what, "fault");
                     events.push(FaultEvent {
                         at_seconds: t0.elapsed().as_secs_f64(),
@@ -488,7 +511,7 @@ async fn drive(
     }
     tokio::time::sleep_until(t0 + scenario.active_duration()).await;
     let bound = Duration::from_secs_f64(scenario.invariants.convergence_bound_seconds.max(0.0));
-    let convergence = wait_converged(server, namespace, bound, child, log).await?;
+    let convergence = wait_converged(server, namespace, bound, managers).await?;
     Ok((convergence, events))
 }
 

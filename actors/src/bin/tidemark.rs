@@ -5,6 +5,7 @@ use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;
 use tidemark_actors::embedded::{DemoOptions, run_demo, summarize_cluster, with_user_agent};
+use tidemark_actors::leader::{LeaderElectionConfig, default_identity};
 use tidemark_actors::manager::{Manager, ManagerConfig, ONBOARDED};
 use tidemark_engine::FeatureGates;
 
@@ -66,18 +67,74 @@ struct RunArgs {
     /// Embedded mode: the Pod watch delay of the simulated API server, in milliseconds.
     #[arg(long, default_value_t = 3000)]
     demo_pod_watch_delay_ms: u64,
+    /// Leader election through a Lease (default: on against a cluster, off with --embedded).
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    leader_elect: Option<bool>,
+    /// Namespace of the leader election Lease.
+    #[arg(long, default_value = "kube-system")]
+    leader_elect_resource_namespace: String,
+    /// Name of the leader election Lease.
+    #[arg(long, default_value = "tidemark")]
+    leader_elect_resource_name: String,
+    /// This process's identity in the Lease (default: host name and a random suffix).
+    #[arg(long)]
+    leader_elect_identity: Option<String>,
+    /// How long a non-leader waits on an unchanged Lease before taking over.
+    #[arg(long, default_value = "15s", value_parser = parse_duration)]
+    leader_elect_lease_duration: Duration,
+    /// How long a leader may act after sending its last successful renewal.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    leader_elect_renew_deadline: Duration,
+    /// How often the Lease is read and renewed.
+    #[arg(long, default_value = "2s", value_parser = parse_duration)]
+    leader_elect_retry_period: Duration,
+    /// Writers check the leader fence before every write. Turning it off is unsafe and exists
+    /// only to show, in the leader scenario, the double leadership it prevents.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    leader_elect_fencing: bool,
+    /// Log format: `text` for people, `json` for log pipelines.
+    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+    log_format: String,
+    /// How long a graceful shutdown waits for the writes in flight.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    shutdown_grace_period: Duration,
+}
+
+/// Parses `1500ms`, `15s`, `2m` or a bare number of seconds.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit() && c != '.') {
+        Some(at) => text.split_at(at),
+        None => (text, "s"),
+    };
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration like 15s, 500ms or 2m"))?;
+    let seconds = match unit {
+        "ms" => value / 1000.0,
+        "s" => value,
+        "m" => value * 60.0,
+        other => return Err(format!("unknown unit {other:?} in {text:?} (ms, s or m)")),
+    };
+    Duration::try_from_secs_f64(seconds).map_err(|e| format!("{text:?}: {e}"))
+}
+
+fn init_logs(format: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,tidemark_actors=info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if format == "json" {
+        builder.json().flatten_event(true).init();
+    } else {
+        builder.init();
+    }
 }
 
 fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
-                tracing_subscriber::EnvFilter::new("warn,tidemark_actors=info")
-            }),
-        )
-        .with_writer(std::io::stderr)
-        .init();
     let Command::Run(args) = Cli::parse().command;
+    init_logs(&args.log_format);
     let gates =
         FeatureGates::parse(&args.feature_gates, &["ReplicaSet"]).context("--feature-gates")?;
     let mut manager = ManagerConfig {
@@ -87,6 +144,23 @@ fn main() -> anyhow::Result<()> {
         burst: args.kube_api_burst,
         ..ManagerConfig::default()
     };
+    if args.leader_elect.unwrap_or(!args.embedded) {
+        let mut le = LeaderElectionConfig::new(
+            args.leader_elect_identity
+                .clone()
+                .unwrap_or_else(default_identity),
+        );
+        le.namespace = args.leader_elect_resource_namespace.clone();
+        le.name = args.leader_elect_resource_name.clone();
+        le.elector.lease_duration = args.leader_elect_lease_duration;
+        le.elector.renew_deadline = args.leader_elect_renew_deadline;
+        le.elector.retry_period = args.leader_elect_retry_period;
+        le.fencing = args.leader_elect_fencing;
+        le.elector
+            .validate()
+            .map_err(|e| anyhow::anyhow!("leader election: {e}"))?;
+        manager.leader_election = Some(le);
+    }
     if let Some(shards) = args.shards {
         if shards == 0 {
             bail!("--shards must be at least 1");
@@ -159,7 +233,14 @@ fn run_cluster(
             }
             None => kube::Config::infer().await?,
         };
-        anyhow::Ok(kube::Client::try_from(with_user_agent(kube_config))?)
+        let identity = config
+            .leader_election
+            .as_ref()
+            .map(|le| le.elector.identity.as_str());
+        anyhow::Ok(kube::Client::try_from(with_user_agent(
+            kube_config,
+            identity,
+        ))?)
     })?;
     let system = actix::System::new();
     let handle = io.handle().clone();
@@ -186,10 +267,12 @@ fn run_cluster(
             started.elapsed(),
             config.gates.consistency_for("ReplicaSet"),
         );
-        let unanswered = manager.shutdown(Duration::from_secs(5)).await;
-        if unanswered > 0 {
-            tracing::warn!(unanswered, "writes still in flight at shutdown");
+        tracing::info!("stopping: no new work; waiting for the writes in flight");
+        let report = manager.shutdown(args.shutdown_grace_period).await;
+        if report.unanswered > 0 {
+            tracing::warn!(unanswered = report.unanswered, "writes still in flight at the end of the grace period");
         }
+        tracing::info!(released_lease = report.released_lease, "stopped");
         println!("{}", summary.render());
         if let Some(path) = &args.summary_json {
             std::fs::write(path, serde_json::to_vec_pretty(&summary)?)

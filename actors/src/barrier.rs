@@ -1,0 +1,180 @@
+//! Barrier reads: one consistent list with `limit=1` (no `resourceVersion`, so the API server
+//! answers from its quorum, not a cache) to learn the current revision, bounded in time, under
+//! the client's rate limit and a circuit breaker per API group; the answer goes back to the shard
+//! that asked.
+
+use crate::paths::collection;
+use crate::rate_limit::TokenBucket;
+use crate::shard_actor::{BarrierDone, ShardActor};
+use actix::Addr;
+use kube::Client;
+use kube::api::ListParams;
+use kube::core::Request;
+use serde::Deserialize;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use parking_lot::Mutex;
+use std::time::{Duration, Instant};
+use tidemark_engine::{
+    BarrierId, BreakerChange, BreakerConfig, CircuitBreaker, Resource, ResourceVersion,
+};
+use tokio::sync::mpsc;
+
+/// How long one barrier read may take before it counts as failed.
+pub const BARRIER_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A shard's request for a barrier.
+#[derive(Clone, Copy, Debug)]
+pub struct BarrierRequest {
+    /// Names the read.
+    pub id: BarrierId,
+    /// What to list.
+    pub resource: Resource,
+}
+
+/// Counts of barrier reads, for metrics.
+#[derive(Debug, Default)]
+pub struct BarrierCounters {
+    /// Answered with a revision.
+    pub ok: AtomicU64,
+    /// Failed or timed out.
+    pub failed: AtomicU64,
+    /// Refused by an open circuit breaker, never sent.
+    pub refused: AtomicU64,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ListMeta {
+    metadata: ListVersion,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ListVersion {
+    #[serde(default)]
+    resource_version: String,
+}
+
+/// Reads the current revision with one consistent `limit=1` list of `resource`.
+pub async fn read_revision(client: &Client, resource: Resource) -> Result<ResourceVersion, String> {
+    let params = ListParams::default().limit(1);
+    let request = Request::new(collection(resource, None))
+        .list(&params)
+        .map_err(|e| e.to_string())?;
+    let list = tokio::time::timeout(BARRIER_TIMEOUT, client.request::<ListMeta>(request))
+        .await
+        .map_err(|_| format!("no answer within {BARRIER_TIMEOUT:?}"))?
+        .map_err(|e| crate::errors::classify(&e).to_string())?;
+    ResourceVersion::parse(&list.metadata.resource_version).map_err(|e| {
+        format!(
+            "the list's resourceVersion {:?} is not comparable: {e}",
+            list.metadata.resource_version
+        )
+    })
+}
+
+/// What every shard's barrier reader shares: the client, the rate limit, the counters and one
+/// circuit breaker per API group.
+pub struct BarrierReads {
+    client: Client,
+    limiter: Arc<TokenBucket>,
+    counters: BarrierCounters,
+    breakers: Mutex<Vec<(&'static str, CircuitBreaker)>>,
+    config: BreakerConfig,
+}
+
+impl BarrierReads {
+    /// Reads through `client` under `limiter`, with breakers configured by `config`.
+    pub fn new(client: Client, limiter: Arc<TokenBucket>, config: BreakerConfig) -> Self {
+        Self {
+            client,
+            limiter,
+            counters: BarrierCounters::default(),
+            breakers: Mutex::new(Vec::new()),
+            config,
+        }
+    }
+
+    /// The counters.
+    pub fn counters(&self) -> &BarrierCounters {
+        &self.counters
+    }
+
+    /// Per API group (`""` is the core group), whether its breaker is open.
+    pub fn breakers_open(&self) -> Vec<(&'static str, bool)> {
+        self.breakers
+            .lock()
+            .iter()
+            .map(|(group, b)| (*group, b.is_open()))
+            .collect()
+    }
+
+    fn with_breaker<T>(&self, group: &'static str, f: impl FnOnce(&mut CircuitBreaker) -> T) -> T {
+        let mut breakers = self.breakers.lock();
+        let index = match breakers.iter().position(|(g, _)| *g == group) {
+            Some(i) => i,
+            None => {
+                breakers.push((group, CircuitBreaker::new(self.config)));
+                breakers.len() - 1
+            }
+        };
+        f(&mut breakers[index].1)
+    }
+
+    /// One barrier read through the breaker of `resource`'s group.
+    pub async fn read(&self, resource: Resource) -> Result<ResourceVersion, String> {
+        let group = resource.group();
+        if let Err(open) = self.with_breaker(group, |b| b.try_acquire(Instant::now())) {
+            self.counters.refused.fetch_add(1, Ordering::Relaxed);
+            return Err(open.to_string());
+        }
+        self.limiter.acquire().await;
+        let result = read_revision(&self.client, resource).await;
+        let change = self.with_breaker(group, |b| b.record(result.is_ok(), Instant::now()));
+        match &result {
+            Ok(_) => self.counters.ok.fetch_add(1, Ordering::Relaxed),
+            Err(_) => self.counters.failed.fetch_add(1, Ordering::Relaxed),
+        };
+        match change {
+            Some(BreakerChange::Opened(open_for)) => tracing::error!(
+                group = if group.is_empty() { "core" } else { group },
+                open_for_ms = open_for.as_millis() as u64,
+                "circuit breaker opened: live reads failing, destructive work paused"
+            ),
+            Some(BreakerChange::Closed) => tracing::info!(
+                group = if group.is_empty() { "core" } else { group },
+                "circuit breaker closed: live reads succeed again"
+            ),
+            None => {}
+        }
+        result
+    }
+}
+
+/// Starts the barrier reader of one shard; the returned sender takes its requests.
+pub fn spawn_reader(
+    reads: Arc<BarrierReads>,
+    io: &tokio::runtime::Handle,
+    shard: Addr<ShardActor>,
+) -> mpsc::UnboundedSender<BarrierRequest> {
+    let (tx, mut rx) = mpsc::unbounded_channel::<BarrierRequest>();
+    io.spawn(async move {
+        while let Some(request) = rx.recv().await {
+            let result = reads.read(request.resource).await;
+            match &result {
+                Ok(revision) => {
+                    tracing::debug!(resource = %request.resource, %revision, "barrier read")
+                }
+                Err(error) => {
+                    tracing::warn!(resource = %request.resource, %error, "barrier read failed")
+                }
+            }
+            shard.do_send(BarrierDone {
+                id: request.id,
+                result,
+            });
+        }
+    });
+    tx
+}

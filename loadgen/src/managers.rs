@@ -1,0 +1,267 @@
+//! The `tidemark` processes of a stress run: started with the scenario's flags, each with its own
+//! identity, log and summary; killed, restarted, paused and resumed as the faults say; stopped
+//! gracefully at the end.
+
+use crate::scenario::{ManagerSettings, Protection};
+use std::fs::OpenOptions;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// Why a manager process could not be handled.
+#[derive(Debug, thiserror::Error)]
+pub enum ManagerError {
+    /// It could not be started.
+    #[error("starting {path}: {source}")]
+    Spawn {
+        /// The binary.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// It exited on its own before the run ended.
+    #[error("tidemark {identity} exited early ({status}); log: {log}")]
+    Died {
+        /// Which one.
+        identity: String,
+        /// Its exit status.
+        status: String,
+        /// Its log file.
+        log: String,
+    },
+    /// Its log or summary file.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+struct Slot {
+    identity: String,
+    log: PathBuf,
+    summary: PathBuf,
+    child: Option<Child>,
+    paused: bool,
+    starts: u32,
+}
+
+/// The processes.
+pub struct Managers {
+    binary: PathBuf,
+    kubeconfig: PathBuf,
+    settings: ManagerSettings,
+    gate: bool,
+    slots: Vec<Slot>,
+}
+
+fn signal(child: &Child, sig: nix::sys::signal::Signal) {
+    if let Ok(pid) = i32::try_from(child.id()) {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), sig);
+    }
+}
+
+fn seconds(s: f64) -> String {
+    format!("{}ms", (s.max(0.0) * 1000.0).round() as u64)
+}
+
+impl Managers {
+    /// Prepares `settings.replicas` managers writing their files into `work_dir`.
+    pub fn new(
+        binary: &Path,
+        kubeconfig: &Path,
+        settings: &ManagerSettings,
+        gate: bool,
+        work_dir: &Path,
+    ) -> Self {
+        let slots = (0..settings.replicas.max(1))
+            .map(|i| Slot {
+                identity: format!("tidemark-{i}"),
+                log: work_dir.join(format!("tidemark-{i}.log")),
+                summary: work_dir.join(format!("tidemark-{i}-summary.json")),
+                child: None,
+                paused: false,
+                starts: 0,
+            })
+            .collect();
+        Self {
+            binary: binary.to_path_buf(),
+            kubeconfig: kubeconfig.to_path_buf(),
+            settings: settings.clone(),
+            gate,
+            slots,
+        }
+    }
+
+    fn protected(&self, protection: Protection) -> bool {
+        self.gate || !self.settings.protections.contains(&protection)
+    }
+
+    /// Starts manager `index` (again, after a kill); its log is appended to.
+    pub fn start(&mut self, index: usize) -> Result<(), ManagerError> {
+        let consistency = self.protected(Protection::Consistency);
+        let fencing = self.protected(Protection::Fencing);
+        let s = &self.settings;
+        let mut command = Command::new(&self.binary);
+        command
+            .arg("run")
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .args(["--shards", &s.shards.to_string()])
+            .args(["--kube-api-qps", &s.qps.to_string()])
+            .args(["--kube-api-burst", &s.burst.to_string()])
+            .args([
+                "--feature-gates",
+                &format!("StaleControllerConsistency={consistency}"),
+            ])
+            .args(["--metrics-addr", "127.0.0.1:0"])
+            .args(["--leader-elect", &s.leader_elect.to_string()]);
+        let Some(slot) = self.slots.get_mut(index) else {
+            return Ok(());
+        };
+        if s.leader_elect {
+            command
+                .args(["--leader-elect-identity", &slot.identity])
+                .args(["--leader-elect-lease-duration", &seconds(s.lease_duration_seconds)])
+                .args(["--leader-elect-renew-deadline", &seconds(s.renew_deadline_seconds)])
+                .args(["--leader-elect-retry-period", &seconds(s.retry_period_seconds)])
+                .args(["--leader-elect-fencing", &fencing.to_string()]);
+        }
+        let log = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&slot.log)?;
+        let child = command
+            .arg("--summary-json")
+            .arg(&slot.summary)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .spawn()
+            .map_err(|source| ManagerError::Spawn {
+                path: self.binary.clone(),
+                source,
+            })?;
+        slot.child = Some(child);
+        slot.paused = false;
+        slot.starts += 1;
+        Ok(())
+    }
+
+    /// Starts every manager.
+    pub fn start_all(&mut self) -> Result<(), ManagerError> {
+        (0..self.slots.len()).try_for_each(|i| self.start(i))
+    }
+
+    /// The index of the manager named `identity`.
+    pub fn index_of(&self, identity: &str) -> Option<usize> {
+        self.slots.iter().position(|s| s.identity == identity)
+    }
+
+    /// SIGKILL: no shutdown, no Lease release, writes cut wherever they are.
+    pub fn kill(&mut self, index: usize) {
+        if let Some(child) = self.slots.get_mut(index).and_then(|s| s.child.as_mut()) {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        if let Some(slot) = self.slots.get_mut(index) {
+            slot.child = None;
+        }
+    }
+
+    /// SIGSTOP.
+    pub fn pause(&mut self, index: usize) {
+        if let Some(slot) = self.slots.get_mut(index)
+            && let Some(child) = &slot.child
+        {
+            signal(child, nix::sys::signal::Signal::SIGSTOP);
+            slot.paused = true;
+        }
+    }
+
+    /// SIGCONT.
+    pub fn resume(&mut self, index: usize) {
+        if let Some(slot) = self.slots.get_mut(index)
+            && let Some(child) = &slot.child
+        {
+            signal(child, nix::sys::signal::Signal::SIGCONT);
+            slot.paused = false;
+        }
+    }
+
+    /// Fails if a manager that should be running has exited.
+    pub fn check_alive(&mut self) -> Result<(), ManagerError> {
+        for slot in &mut self.slots {
+            if let Some(child) = slot.child.as_mut()
+                && let Ok(Some(status)) = child.try_wait()
+            {
+                return Err(ManagerError::Died {
+                    identity: slot.identity.clone(),
+                    status: status.to_string(),
+                    log: slot.log.display().to_string(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// SIGTERM to every manager (resumed first if paused), then up to 10 s each for a graceful
+    /// exit (on the async clock), then SIGKILL. Returns the exit codes of those that exited on
+    /// their own.
+    pub async fn stop_all(&mut self) -> Vec<Option<i32>> {
+        for slot in &mut self.slots {
+            if let Some(child) = &slot.child {
+                if slot.paused {
+                    signal(child, nix::sys::signal::Signal::SIGCONT);
+                }
+                signal(child, nix::sys::signal::Signal::SIGTERM);
+            }
+        }
+        let mut codes = Vec::new();
+        for slot in &mut self.slots {
+            let Some(mut child) = slot.child.take() else {
+                continue;
+            };
+            let mut code = None;
+            for _ in 0..200 {
+                if let Ok(Some(status)) = child.try_wait() {
+                    code = status.code();
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            if code.is_none() {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+            codes.push(code);
+        }
+        codes
+    }
+
+    /// The logs, comma-separated, for reports.
+    pub fn logs(&self) -> String {
+        self.slots
+            .iter()
+            .map(|s| s.log.display().to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// The summaries the managers wrote at their graceful exits, summed field by field.
+    pub fn summed_summary(&self, field: &str) -> u64 {
+        self.slots
+            .iter()
+            .filter_map(|s| std::fs::read(&s.summary).ok())
+            .filter_map(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .map(|v| v[field].as_u64().unwrap_or(0))
+            .sum()
+    }
+
+    /// How many managers there are.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+}
