@@ -10,10 +10,10 @@ use actix::Addr;
 use kube::Client;
 use kube::api::ListParams;
 use kube::core::Request;
+use parking_lot::Mutex;
 use serde::Deserialize;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 use tidemark_engine::{
     BarrierId, BreakerChange, BreakerConfig, CircuitBreaker, Resource, ResourceVersion,

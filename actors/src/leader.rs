@@ -387,7 +387,10 @@ mod tests {
     #[test]
     fn wall_timestamps_carry_microseconds() {
         let t = wall_now();
-        assert!(t.ends_with('Z') && t.len() == "2026-12-02T10:00:00.000000Z".len(), "{t}");
+        assert!(
+            t.ends_with('Z') && t.len() == "2026-12-02T10:00:00.000000Z".len(),
+            "{t}"
+        );
         assert!(tidemark_engine::time::parse_rfc3339(&t).is_some(), "{t}");
     }
 }

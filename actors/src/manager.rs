@@ -14,8 +14,8 @@ use kube::Client;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use tidemark_engine::{
-    BreakerConfig, ControllerSpec, ControllerStats, FeatureGates, Reconciler, ReplicaSetController, Resource,
-    Shard, ShardId, ShardRouter,
+    BreakerConfig, ControllerSpec, ControllerStats, FeatureGates, Reconciler, ReplicaSetController,
+    Resource, Shard, ShardId, ShardRouter,
 };
 use tokio::sync::{mpsc, watch};
 
@@ -222,7 +222,10 @@ impl ManagerStats {
     }
     /// Barrier (live) reads answered, over every controller.
     pub fn live_reads(&self) -> u64 {
-        self.controllers.iter().map(|c| c.live_reads_ok + c.live_reads_failed).sum()
+        self.controllers
+            .iter()
+            .map(|c| c.live_reads_ok + c.live_reads_failed)
+            .sum()
     }
     /// Why this manager is degraded, if it is: an open breaker, failing live reads.
     pub fn degraded(&self) -> Vec<String> {
@@ -230,7 +233,9 @@ impl ManagerStats {
         for (group, open) in &self.breakers_open {
             if *open {
                 let group = if group.is_empty() { "core" } else { group };
-                why.push(format!("live-read circuit breaker open for API group {group}: destructive work paused"));
+                why.push(format!(
+                    "live-read circuit breaker open for API group {group}: destructive work paused"
+                ));
             }
         }
         for c in &self.controllers {

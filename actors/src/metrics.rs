@@ -74,11 +74,17 @@ impl TidemarkCollector {
         stats: &ManagerStats,
         encoder: &mut DescriptorEncoder,
     ) -> Result<(), std::fmt::Error> {
+        // client-go's workqueue families label the queue `name`; Tidemark's own, `controller`.
         macro_rules! family {
             ($name:expr, $help:expr, $ty:expr, |$c:ident, $m:ident| $body:expr) => {{
                 let mut family = encoder.encode_descriptor($name, $help, None, $ty)?;
+                let label = if $name.starts_with("workqueue_") {
+                    "name"
+                } else {
+                    "controller"
+                };
                 for $c in &stats.controllers {
-                    let name = [("name", $c.controller)];
+                    let name = [(label, $c.controller)];
                     let mut $m = family.encode_family(&name)?;
                     $body?;
                 }
@@ -278,10 +284,8 @@ impl TidemarkCollector {
                 None,
                 MetricType::Gauge,
             )?;
-            let mut groups: Vec<(&str, bool)> = Resource::ALL
-                .iter()
-                .map(|r| (r.group(), false))
-                .collect();
+            let mut groups: Vec<(&str, bool)> =
+                Resource::ALL.iter().map(|r| (r.group(), false)).collect();
             groups.dedup_by_key(|(g, _)| *g);
             for (group, open) in &stats.breakers_open {
                 match groups.iter_mut().find(|(g, _)| g == group) {
@@ -302,7 +306,11 @@ impl TidemarkCollector {
                 None,
                 MetricType::Gauge,
             )?;
-            let enabled = if stats.leader_election { "true" } else { "false" };
+            let enabled = if stats.leader_election {
+                "true"
+            } else {
+                "false"
+            };
             family
                 .encode_family(&[("leader_election", enabled)])?
                 .encode_gauge(&i64::from(stats.leader))?;
@@ -317,9 +325,9 @@ impl TidemarkCollector {
             family
                 .encode_family(&[("controller", "all")])?
                 .encode_counter::<prometheus_client::encoding::NoLabelSet, _, u64>(
-                    &stats.writes_fenced,
-                    None,
-                )?;
+                &stats.writes_fenced,
+                None,
+            )?;
         }
         {
             let mut family = encoder.encode_descriptor(

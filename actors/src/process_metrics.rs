@@ -68,11 +68,31 @@ pub fn encode(encoder: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
         )?
         .encode_counter::<NoLabelSet, _, u64>(&p.cpu_seconds, None)?;
     let gauges: [(&str, &str, f64); 5] = [
-        ("process_resident_memory_bytes", "Resident memory size in bytes", p.resident_bytes as f64),
-        ("process_virtual_memory_bytes", "Virtual memory size in bytes", p.virtual_bytes as f64),
-        ("process_start_time_seconds", "Start time of the process since unix epoch in seconds", p.start_time_seconds),
-        ("process_threads", "Number of OS threads in the process", p.threads as f64),
-        ("process_open_fds", "Number of open file descriptors", p.open_fds as f64),
+        (
+            "process_resident_memory_bytes",
+            "Resident memory size in bytes",
+            p.resident_bytes as f64,
+        ),
+        (
+            "process_virtual_memory_bytes",
+            "Virtual memory size in bytes",
+            p.virtual_bytes as f64,
+        ),
+        (
+            "process_start_time_seconds",
+            "Start time of the process since unix epoch in seconds",
+            p.start_time_seconds,
+        ),
+        (
+            "process_threads",
+            "Number of OS threads in the process",
+            p.threads as f64,
+        ),
+        (
+            "process_open_fds",
+            "Number of open file descriptors",
+            p.open_fds as f64,
+        ),
     ];
     for (name, help, value) in gauges {
         encoder

@@ -1,9 +1,9 @@
 //! One actix actor per shard: owns a [`Shard`], moves its messages, sends its writes to the
 //! writer and arms a timer for its next deadline. All decisions are the shard's.
 
+use crate::barrier::BarrierRequest;
 use actix::{Actor, AsyncContext, Context, Handler, Message, MessageResult, SpawnHandle};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
-use crate::barrier::BarrierRequest;
 use tidemark_engine::{
     BarrierId, Change, ControllerStats, Object, Output, Resource, ResourceVersion, Shard, WriteId,
     WriteRequest, WriteResult,
@@ -257,7 +257,10 @@ impl Handler<Lead> for ShardActor {
 impl Handler<Follow> for ShardActor {
     type Result = ();
     fn handle(&mut self, _: Follow, ctx: &mut Self::Context) {
-        tracing::info!(shard = self.shard.id().0, "following: cache kept warm, no reconcile, proofs revoked");
+        tracing::info!(
+            shard = self.shard.id().0,
+            "following: cache kept warm, no reconcile, proofs revoked"
+        );
         self.shard.follow();
         self.pump(ctx);
     }

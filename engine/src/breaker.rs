@@ -141,7 +141,10 @@ mod tests {
         assert_eq!(b.record(true, now), None, "a success resets the count");
         assert_eq!(b.record(false, now), None);
         assert_eq!(b.record(false, now), None);
-        assert_eq!(b.record(false, now), Some(BreakerChange::Opened(Duration::from_secs(2))));
+        assert_eq!(
+            b.record(false, now),
+            Some(BreakerChange::Opened(Duration::from_secs(2)))
+        );
         assert!(b.is_open());
         assert!(b.try_acquire(now + Duration::from_secs(1)).is_err());
     }

@@ -29,7 +29,11 @@ pub fn identity_of(user_agent: &str) -> Option<&str> {
 
 /// Every write by an identified manager made while the Lease `namespace/name` named someone else.
 /// Writes to the Lease itself are how managers compete for it and are not checked.
-pub fn split_leadership(writes: &[WriteRecord], namespace: &str, name: &str) -> Vec<SplitLeadership> {
+pub fn split_leadership(
+    writes: &[WriteRecord],
+    namespace: &str,
+    name: &str,
+) -> Vec<SplitLeadership> {
     let mut ordered: Vec<&WriteRecord> = writes.iter().collect();
     ordered.sort_by_key(|w| w.revision);
     let mut holder: Option<&str> = None;
@@ -65,12 +69,23 @@ mod tests {
     use super::*;
     use crate::oracle::Verb;
 
-    fn write(revision: u64, resource: Resource, name: &str, agent: &str, holder: Option<&str>) -> WriteRecord {
+    fn write(
+        revision: u64,
+        resource: Resource,
+        name: &str,
+        agent: &str,
+        holder: Option<&str>,
+    ) -> WriteRecord {
         WriteRecord {
             revision,
             verb: Verb::Create,
             resource,
-            namespace: if resource == Resource::Leases { "kube-system" } else { "ns" }.into(),
+            namespace: if resource == Resource::Leases {
+                "kube-system"
+            } else {
+                "ns"
+            }
+            .into(),
             name: name.into(),
             uid: format!("uid-{revision}"),
             user_agent: Some(agent.into()),
@@ -80,7 +95,10 @@ mod tests {
 
     #[test]
     fn the_identity_is_read_from_the_user_agent() {
-        assert_eq!(identity_of("tidemark/0.1.0 (tidemark-1)"), Some("tidemark-1"));
+        assert_eq!(
+            identity_of("tidemark/0.1.0 (tidemark-1)"),
+            Some("tidemark-1")
+        );
         assert_eq!(identity_of("tidemark/0.1.0"), None);
         assert_eq!(identity_of("kubectl/1.36 (tidemark-1)"), None);
     }
@@ -114,6 +132,9 @@ mod tests {
             write(12, Resource::Pods, "late", a, None),
         ];
         let found = split_leadership(&writes, "kube-system", "tidemark");
-        assert_eq!(found.iter().map(|f| f.revision).collect::<Vec<_>>(), vec![5, 12]);
+        assert_eq!(
+            found.iter().map(|f| f.revision).collect::<Vec<_>>(),
+            vec![5, 12]
+        );
     }
 }

@@ -119,9 +119,18 @@ impl Managers {
         if s.leader_elect {
             command
                 .args(["--leader-elect-identity", &slot.identity])
-                .args(["--leader-elect-lease-duration", &seconds(s.lease_duration_seconds)])
-                .args(["--leader-elect-renew-deadline", &seconds(s.renew_deadline_seconds)])
-                .args(["--leader-elect-retry-period", &seconds(s.retry_period_seconds)])
+                .args([
+                    "--leader-elect-lease-duration",
+                    &seconds(s.lease_duration_seconds),
+                ])
+                .args([
+                    "--leader-elect-renew-deadline",
+                    &seconds(s.renew_deadline_seconds),
+                ])
+                .args([
+                    "--leader-elect-retry-period",
+                    &seconds(s.retry_period_seconds),
+                ])
                 .args(["--leader-elect-fencing", &fencing.to_string()]);
         }
         let log = OpenOptions::new()

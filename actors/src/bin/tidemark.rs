@@ -270,7 +270,10 @@ fn run_cluster(
         tracing::info!("stopping: no new work; waiting for the writes in flight");
         let report = manager.shutdown(args.shutdown_grace_period).await;
         if report.unanswered > 0 {
-            tracing::warn!(unanswered = report.unanswered, "writes still in flight at the end of the grace period");
+            tracing::warn!(
+                unanswered = report.unanswered,
+                "writes still in flight at the end of the grace period"
+            );
         }
         tracing::info!(released_lease = report.released_lease, "stopped");
         println!("{}", summary.render());
