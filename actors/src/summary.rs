@@ -37,6 +37,10 @@ pub struct Summary {
     pub destructive_held: u64,
     /// Writes refused by the leader fence.
     pub writes_fenced: u64,
+    /// Writes still unanswered when the process stopped (a graceful stop waits for them).
+    pub unanswered_at_exit: u64,
+    /// The Lease was released at a graceful stop.
+    pub released_lease: bool,
 }
 
 impl Summary {

@@ -262,12 +262,13 @@ fn run_cluster(
             None => stop.await,
         }
         let stats = manager.stats().await;
-        let summary = summarize_cluster(
+        let mut summary = summarize_cluster(
             &stats,
             started.elapsed(),
             config.gates.consistency_for("ReplicaSet"),
         );
         tracing::info!("stopping: no new work; waiting for the writes in flight");
+        let source = manager.source();
         let report = manager.shutdown(args.shutdown_grace_period).await;
         if report.unanswered > 0 {
             tracing::warn!(
@@ -276,6 +277,17 @@ fn run_cluster(
             );
         }
         tracing::info!(released_lease = report.released_lease, "stopped");
+        summary.unanswered_at_exit = report.unanswered;
+        // Counted after the stop, so writes sent while it began are in.
+        summary.writes = source
+            .writes()
+            .sent
+            .load(std::sync::atomic::Ordering::Relaxed);
+        summary.write_failures = source
+            .writes()
+            .failed
+            .load(std::sync::atomic::Ordering::Relaxed);
+        summary.released_lease = report.released_lease;
         println!("{}", summary.render());
         if let Some(path) = &args.summary_json {
             std::fs::write(path, serde_json::to_vec_pretty(&summary)?)

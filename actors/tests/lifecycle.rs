@@ -1,0 +1,262 @@
+//! The `tidemark` binary against the simulated API server, as an operator runs it: a graceful
+//! stop on SIGTERM while writes are in flight, the Lease released, exit code 0; and logs that
+//! never show a Secret's data, a token or an Authorization header.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use tidemark_actors::embedded::{DEMO_NAMESPACE, replicaset_manifest};
+use tidemark_loadgen::request_faults::{LatencyRule, Match};
+use tidemark_loadgen::{ApiServer, Resource, ServerConfig, Verb, start};
+
+const TOKEN: &str = "tm-bearer-Zq8v1mJ4kLp0";
+const SECRET_VALUE: &str = "hunter2-SecretPayload-77";
+
+fn work_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tidemark-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("work dir");
+    dir
+}
+
+/// A kubeconfig for `url` whose user has a bearer token (the simulated server ignores it).
+fn kubeconfig_with_token(dir: &Path, url: &str) -> PathBuf {
+    let path = dir.join("kubeconfig");
+    let yaml = format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: sim\n  cluster:\n    server: {url}\ncontexts:\n- name: sim\n  context:\n    cluster: sim\n    user: admin\ncurrent-context: sim\nusers:\n- name: admin\n  user:\n    token: {TOKEN}\n"
+    );
+    std::fs::write(&path, yaml).expect("kubeconfig");
+    path
+}
+
+fn spawn(kubeconfig: &Path, dir: &Path, extra: &[&str], rust_log: &str) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_tidemark"))
+        .arg("run")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(["--metrics-addr", "0", "--shards", "2"])
+        .args(["--leader-elect-identity", "tidemark-test"])
+        .arg("--summary-json")
+        .arg(dir.join("summary.json"))
+        .args(extra)
+        .env("RUST_LOG", rust_log)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tidemark starts")
+}
+
+fn sigterm(child: &Child) {
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).expect("pid"));
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).expect("SIGTERM");
+}
+
+fn tidemark_writes(server: &ApiServer) -> usize {
+    server
+        .writes()
+        .iter()
+        .filter(|w| {
+            w.resource != Resource::Leases
+                && w.user_agent
+                    .as_deref()
+                    .is_some_and(|a| a.starts_with("tidemark"))
+        })
+        .count()
+}
+
+async fn wait_for(within: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + within;
+    while Instant::now() < deadline {
+        if done() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    false
+}
+
+struct Stopped {
+    code: Option<i32>,
+    summary: serde_json::Value,
+    lease_holder: Option<String>,
+    server_writes: usize,
+}
+
+/// Starts a manager on 40 Pods to create, each create held 300 ms by the server, stops it with
+/// SIGTERM once writes are in flight, and reports how it ended.
+async fn stop_during_writes(grace: &str) -> Stopped {
+    let server = start(ServerConfig {
+        kubelet_ready_after: Duration::from_millis(50),
+        ..ServerConfig::default()
+    })
+    .await
+    .expect("server");
+    server.faults().requests().add_latency(LatencyRule {
+        matching: Match {
+            verb: Some("create".into()),
+            resource: Some("pods".into()),
+        },
+        millis: 300,
+    });
+    server
+        .create(
+            Resource::ReplicaSets,
+            DEMO_NAMESPACE,
+            replicaset_manifest("web", 40),
+        )
+        .expect("seed");
+    let dir = work_dir(&format!("sigterm-{grace}"));
+    let kubeconfig = kubeconfig_with_token(&dir, &server.url());
+    let mut child = spawn(
+        &kubeconfig,
+        &dir,
+        &["--shutdown-grace-period", grace],
+        "warn",
+    );
+    let leading = wait_for(Duration::from_secs(20), || {
+        server
+            .get(Resource::Leases, "kube-system", "tidemark")
+            .is_some_and(|l| l["spec"]["holderIdentity"] == "tidemark-test")
+    })
+    .await;
+    assert!(leading, "the manager takes the Lease");
+    let writing = wait_for(Duration::from_secs(20), || tidemark_writes(&server) >= 3).await;
+    assert!(writing, "the manager is creating Pods");
+    sigterm(&child);
+    let mut code = None;
+    let exited = wait_for(Duration::from_secs(20), || {
+        code = child.try_wait().ok().flatten().map(|s| s.code());
+        code.is_some()
+    })
+    .await;
+    if !exited {
+        let _ = child.kill();
+    }
+    let _ = child.wait();
+    let summary = std::fs::read(dir.join("summary.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    let lease_holder = server
+        .get(Resource::Leases, "kube-system", "tidemark")
+        .and_then(|l| l["spec"]["holderIdentity"].as_str().map(str::to_string));
+    let server_writes = tidemark_writes(&server);
+    server.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+    Stopped {
+        code: code.flatten(),
+        summary,
+        lease_holder,
+        server_writes,
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+#[test]
+fn sigterm_during_writes_lets_them_finish_releases_the_lease_and_exits_zero() {
+    let stopped = runtime().block_on(stop_during_writes("10s"));
+    let s = &stopped.summary;
+    assert_eq!(stopped.code, Some(0), "{s}");
+    assert_eq!(
+        s["unanswered_at_exit"], 0,
+        "every write sent was answered: {s}"
+    );
+    assert_eq!(s["released_lease"], true, "{s}");
+    assert_eq!(
+        stopped.lease_holder, None,
+        "the Lease names nobody after the stop"
+    );
+    let sent = s["writes"].as_u64().unwrap_or(0) - s["write_failures"].as_u64().unwrap_or(0);
+    assert_eq!(
+        stopped.server_writes as u64, sent,
+        "the server applied exactly the writes the manager saw answered: {s}"
+    );
+}
+
+#[test]
+fn without_a_grace_period_the_stop_cuts_writes_in_flight() {
+    let stopped = runtime().block_on(stop_during_writes("0s"));
+    let s = &stopped.summary;
+    assert_eq!(stopped.code, Some(0), "{s}");
+    assert!(
+        s["unanswered_at_exit"].as_u64() > Some(0),
+        "with no time to finish, writes in flight are left unanswered: {s}"
+    );
+}
+
+#[test]
+fn logs_never_show_secret_data_tokens_or_authorization_headers() {
+    let rt = runtime();
+    let (stdout, stderr) = rt.block_on(async {
+        let server = start(ServerConfig {
+            kubelet_ready_after: Duration::from_millis(50),
+            ..ServerConfig::default()
+        })
+        .await
+        .expect("server");
+        let mut rs = replicaset_manifest("with-secret", 3);
+        rs["spec"]["template"]["spec"]["containers"][0]["env"] = serde_json::json!([
+            {"name": "DB_PASSWORD", "value": SECRET_VALUE},
+            {"name": "API_TOKEN", "valueFrom": {"secretKeyRef": {"name": "creds", "key": "token"}}}
+        ]);
+        server
+            .create(Resource::ReplicaSets, DEMO_NAMESPACE, rs)
+            .expect("seed");
+        let dir = work_dir("secret-logs");
+        let kubeconfig = kubeconfig_with_token(&dir, &server.url());
+        let child = spawn(
+            &kubeconfig,
+            &dir,
+            &["--duration", "4", "--log-format", "json"],
+            "trace",
+        );
+        let output = tokio::task::spawn_blocking(move || child.wait_with_output())
+            .await
+            .expect("join")
+            .expect("output");
+        let created = server
+            .writes()
+            .iter()
+            .filter(|w| w.resource == Resource::Pods && w.verb == Verb::Create)
+            .count();
+        server.shutdown().await;
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(created >= 3, "the run handled the Secret-bearing Pod spec");
+        (
+            String::from_utf8_lossy(&output.stdout).to_string(),
+            String::from_utf8_lossy(&output.stderr).to_string(),
+        )
+    });
+    let all = format!("{stdout}\n{stderr}");
+    assert!(
+        stderr.lines().count() > 50,
+        "trace logging was on: {stderr}"
+    );
+    assert!(
+        !all.contains(SECRET_VALUE),
+        "a Secret value leaked into the logs"
+    );
+    assert!(
+        !all.contains(TOKEN),
+        "the bearer token leaked into the logs"
+    );
+    assert!(
+        !all.to_ascii_lowercase().contains("authorization"),
+        "an Authorization header leaked into the logs"
+    );
+    for line in stderr.lines().filter(|l| !l.trim().is_empty()) {
+        let parsed: Result<serde_json::Value, _> = serde_json::from_str(line);
+        assert!(
+            parsed.is_ok(),
+            "--log-format json writes one JSON object a line: {line}"
+        );
+    }
+}
