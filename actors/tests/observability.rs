@@ -43,7 +43,9 @@ async fn http_get(addr: std::net::SocketAddr, path: &str) -> (u16, String) {
 
 /// One scrape, parsed: per metric name, its samples as (labels, value); a histogram's value is
 /// its count.
-struct Parsed(HashMap<String, Vec<(HashMap<String, String>, f64)>>);
+type Samples = Vec<(HashMap<String, String>, f64)>;
+
+struct Parsed(HashMap<String, Samples>);
 
 impl Parsed {
     async fn scrape(addr: std::net::SocketAddr) -> Self {
@@ -52,7 +54,7 @@ impl Parsed {
         let lines = text.lines().map(|l| Ok(l.to_string()));
         let scrape =
             prometheus_parse::Scrape::parse(lines).expect("a Prometheus parser accepts it");
-        let mut by_name: HashMap<String, Vec<(HashMap<String, String>, f64)>> = HashMap::new();
+        let mut by_name: HashMap<String, Samples> = HashMap::new();
         for sample in scrape.samples {
             let value = match &sample.value {
                 prometheus_parse::Value::Counter(v)

@@ -488,6 +488,39 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_barrier_moves_the_parked_key_into_a_growing_error_backoff() {
+        let mut q = WorkQueue::default();
+        let now = Instant::now();
+        q.add(&k("a"), now);
+        let p = q.pop().expect("ready");
+        q.park(&p.key, ParkTarget::Barrier, now);
+        assert_eq!(q.parked(), 1);
+        assert!(q.fail_parked(&k("a"), now));
+        assert_eq!(q.parked(), 0);
+        assert_eq!(q.failures(&k("a")), 1);
+        q.add(&k("a"), now);
+        assert_eq!(q.pop(), None, "an event does not cut the backoff short");
+        let mut fired = Vec::new();
+        q.fire(now + Duration::from_millis(5), &mut fired);
+        let again = q.pop().expect("retried after the first backoff step");
+        assert_eq!(again.key, k("a"));
+        assert!(!q.fail_parked(&k("a"), now), "only a parked key can fail its park");
+    }
+
+    #[test]
+    fn a_woken_key_reports_how_long_it_was_parked() {
+        let mut q = WorkQueue::default();
+        let now = Instant::now();
+        q.add(&k("a"), now);
+        let p = q.pop().expect("ready");
+        assert_eq!(p.parked_for, None);
+        q.park(&p.key, pods_at(10), now);
+        q.watermark(Resource::Pods, rv(10), now + Duration::from_millis(40));
+        let woken = q.pop().expect("woken");
+        assert_eq!(woken.parked_for, Some(Duration::from_millis(40)));
+    }
+
+    #[test]
     fn adds_are_deduplicated_while_queued() {
         let mut q = WorkQueue::default();
         let now = Instant::now();
