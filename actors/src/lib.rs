@@ -6,6 +6,7 @@
 pub mod barrier;
 pub mod embedded;
 pub mod errors;
+pub mod events;
 pub mod fence;
 pub mod informer;
 pub mod leader;

@@ -2,6 +2,7 @@
 //! resource and the writers on the I/O runtime, and a view of their figures.
 
 use crate::barrier::{BarrierReads, spawn_reader};
+use crate::events::EventRecorder;
 use crate::fence::Fence;
 use crate::informer::{Informer, InformerState};
 use crate::leader::{LeaderElection, LeaderElectionConfig, LeaderState};
@@ -309,8 +310,14 @@ impl Manager {
             limiter.clone(),
             config.breaker,
         ));
+        let events = Arc::new(EventRecorder::new(
+            client.clone(),
+            io.clone(),
+            fence.clone(),
+        ));
         for shard in &shards {
             shard.do_send(ConnectWriter {
+                events: events.clone(),
                 writes: pool.spawn(shard.clone()),
                 barriers: spawn_reader(barrier_reads.clone(), io, shard.clone()),
             });

@@ -2,6 +2,7 @@
 //! writer and arms a timer for its next deadline. All decisions are the shard's.
 
 use crate::barrier::BarrierRequest;
+use crate::events::{EventRecorder, Warning};
 use actix::{Actor, AsyncContext, Context, Handler, Message, MessageResult, SpawnHandle};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use tidemark_engine::{
@@ -104,6 +105,7 @@ pub struct ShardActor {
     shard: Shard,
     writes: Option<mpsc::UnboundedSender<WriteRequest>>,
     barriers: Option<mpsc::UnboundedSender<BarrierRequest>>,
+    events: Option<std::sync::Arc<EventRecorder>>,
     probes: ProbeRoutes,
     timer: Option<(Instant, SpawnHandle)>,
     outputs: Vec<Output>,
@@ -116,6 +118,7 @@ impl ShardActor {
             shard,
             writes: None,
             barriers: None,
+            events: None,
             probes,
             timer: None,
             outputs: Vec::new(),
@@ -176,6 +179,25 @@ impl ShardActor {
                         });
                     }
                 }
+                Output::Degraded {
+                    controller,
+                    key,
+                    resource,
+                    uid,
+                    reason,
+                    message,
+                } => {
+                    if let Some(events) = &self.events {
+                        events.warn(Warning {
+                            controller,
+                            key,
+                            resource,
+                            uid,
+                            reason,
+                            message,
+                        });
+                    }
+                }
                 Output::Starving {
                     controller,
                     key,
@@ -226,6 +248,8 @@ pub struct ConnectWriter {
     pub writes: mpsc::UnboundedSender<WriteRequest>,
     /// Where barrier reads go.
     pub barriers: mpsc::UnboundedSender<BarrierRequest>,
+    /// Where Warning Events go.
+    pub events: std::sync::Arc<EventRecorder>,
 }
 
 impl Handler<ConnectWriter> for ShardActor {
@@ -233,6 +257,7 @@ impl Handler<ConnectWriter> for ShardActor {
     fn handle(&mut self, msg: ConnectWriter, ctx: &mut Self::Context) {
         self.set_writer(msg.writes);
         self.barriers = Some(msg.barriers);
+        self.events = Some(msg.events);
         self.pump(ctx);
     }
 }

@@ -319,6 +319,11 @@ fn failing_live_reads_open_the_breaker_pause_deletes_and_let_creates_through() {
         let kept = live_pods(&server, "rs-0");
         server.faults().requests().clear();
         let recovered = until(Duration::from_secs(30), || live_pods(&server, "rs-0") == 1).await;
+        let warned = server.list(Resource::Events).iter().any(|e| {
+            e["reason"] == "FreshnessUnproven"
+                && e["type"] == "Warning"
+                && e["involvedObject"]["name"] == "rs-0"
+        });
         let after = Parsed::scrape(addr).await;
         manager.stop();
         server.shutdown().await;
@@ -341,6 +346,10 @@ fn failing_live_reads_open_the_breaker_pause_deletes_and_let_creates_through() {
         assert!(
             detail.contains("[!] degraded: live-read circuit breaker open"),
             "{detail}"
+        );
+        assert!(
+            warned,
+            "the degraded ReplicaSet carries a Warning Event saying why"
         );
         assert!(
             recovered,

@@ -504,7 +504,10 @@ mod tests {
         q.fire(now + Duration::from_millis(5), &mut fired);
         let again = q.pop().expect("retried after the first backoff step");
         assert_eq!(again.key, k("a"));
-        assert!(!q.fail_parked(&k("a"), now), "only a parked key can fail its park");
+        assert!(
+            !q.fail_parked(&k("a"), now),
+            "only a parked key can fail its park"
+        );
     }
 
     #[test]

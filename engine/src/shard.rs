@@ -60,6 +60,22 @@ pub enum Output {
         /// A resource to list (any works: the revision is global).
         resource: Resource,
     },
+    /// A key's destructive work cannot be proven fresh (its barrier read failed): tell the
+    /// owner of the object (upstream does it with a Warning Event on it).
+    Degraded {
+        /// The controller.
+        controller: &'static str,
+        /// The key.
+        key: ObjectKey,
+        /// Its resource.
+        resource: Resource,
+        /// Its UID, if cached.
+        uid: Option<Uid>,
+        /// A CamelCase reason.
+        reason: &'static str,
+        /// What happened.
+        message: String,
+    },
     /// A key has been skipped [`STARVING_AFTER_SKIPS`] times or more in a row.
     Starving {
         /// The controller.
@@ -380,6 +396,17 @@ impl Shard {
                 Err(why) => {
                     tracing::warn!(controller = c.reconciler.name(), %key, error = %why, "barrier read failed: destructive work stays parked");
                     c.queue.fail_parked(&key, now);
+                    let resource = c.reconciler.primary();
+                    self.outbox.push(Output::Degraded {
+                        controller: c.reconciler.name(),
+                        uid: self.cache.uid_of(resource, &key).cloned(),
+                        key,
+                        resource,
+                        reason: "FreshnessUnproven",
+                        message: format!(
+                            "destructive changes paused: the live read that proves the cache fresh failed: {why}"
+                        ),
+                    });
                 }
             }
         }
@@ -576,6 +603,7 @@ impl Shard {
             };
             if let Some(target) = stale_target {
                 if c.consistency {
+                    tracing::debug!(controller = c.reconciler.name(), %key, target = ?target, watermarks = ?self.watermarks, "stale sync skip: parked until the cache has the key's own writes");
                     c.stats.stale_sync_skips += 1;
                     let resource = match &target {
                         ParkTarget::Watermark { resource, .. } => *resource,
@@ -592,6 +620,7 @@ impl Shard {
                     .record_wake(now.saturating_duration_since(popped.ready_since));
             }
             if let Some(parked) = popped.parked_for {
+                tracing::debug!(controller = c.reconciler.name(), %key, parked_ms = parked.as_millis() as u64, "woken: the cache caught up");
                 c.stats.record_parked(parked);
             }
             c.stats

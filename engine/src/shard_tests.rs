@@ -360,7 +360,9 @@ fn a_stuck_watermark_asks_for_a_probe_and_reports_starvation() {
                 }
                 Output::Starving { .. } => starving += 1,
                 Output::Write(w) => panic!("no write while stale: {w:?}"),
-                Output::Barrier { .. } => panic!("a scale-up needs no barrier"),
+                Output::Barrier { .. } | Output::Degraded { .. } => {
+                    panic!("a scale-up needs no barrier")
+                }
             }
         }
         now = s.next_deadline().expect("safety timer");
@@ -448,7 +450,13 @@ fn a_failed_barrier_keeps_destructive_work_parked_while_ordinary_work_goes_on() 
         "the growing set creates without proof: {out:?}"
     );
     let id = barrier(&out).expect("the shrinking set asks for a barrier");
+    let mut degraded = Vec::new();
     s.barrier_done(id, Err("503 Service Unavailable".into()), now);
+    s.poll(&ctx(now), &mut degraded);
+    assert!(
+        degraded.iter().any(|o| matches!(o, Output::Degraded { key, reason: "FreshnessUnproven", .. } if key.name() == "shrink")),
+        "the owner hears why its scale-down waits: {degraded:?}"
+    );
     let stats = &s.stats(now)[0];
     assert_eq!(stats.live_reads_failed, 1);
     assert_eq!(stats.proven_keys, 0);
