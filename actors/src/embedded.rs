@@ -78,7 +78,7 @@ pub fn converged(truth: &[ReplicaSetTruth]) -> bool {
     truth.iter().all(ReplicaSetTruth::is_converged)
 }
 
-/// Identifies Tidemark's requests (`User-Agent: tidemark/<version>`, with ` (<identity>)` when
+/// Prepares a client configuration: no blind retries (see below), and identifies Tidemark's requests (`User-Agent: tidemark/<version>`, with ` (<identity>)` when
 /// leader election names this process), so API server audit logs and the loadgen oracle can tell
 /// its writes from everyone else's, and one manager's from another's.
 pub fn with_user_agent(mut config: kube::Config, identity: Option<&str>) -> kube::Config {
@@ -96,6 +96,10 @@ pub fn with_user_agent(mut config: kube::Config, identity: Option<&str>) -> kube
     let value = http::HeaderValue::from_str(&agent)
         .unwrap_or_else(|_| http::HeaderValue::from_static(base));
     config.headers.push((http::header::USER_AGENT, value));
+    // kube-rs retries 429/503/504 by default, writes included: a create whose `504` hid a
+    // success would be sent again (a second Pod from `generateName`). Tidemark retries through
+    // its own queue, after a barrier when an outcome is unknown.
+    config.default_retry = false;
     config
 }
 

@@ -112,6 +112,7 @@ struct Controller {
     versions: VersionMap,
     plans: AHashMap<ObjectKey, PlanProgress>,
     proofs: Proofs,
+    unknown_outcome: ahash::AHashSet<ObjectKey>,
     stats: ControllerStats,
 }
 
@@ -157,6 +158,7 @@ impl Shard {
                     versions: VersionMap::default(),
                     plans: AHashMap::new(),
                     proofs: Proofs::default(),
+                    unknown_outcome: ahash::AHashSet::new(),
                 })
                 .collect(),
             writes: AHashMap::new(),
@@ -391,6 +393,7 @@ impl Shard {
                             .record_write(&key, owner_uid, *resource, Ok(*revision));
                     }
                     c.proofs.prove(&key);
+                    c.unknown_outcome.remove(&key);
                     c.queue.wake(&key, now);
                 }
                 Err(why) => {
@@ -455,6 +458,11 @@ impl Shard {
             }
             WriteResult::Failed(error) => {
                 c.stats.write_failures += 1;
+                if error.kind.outcome_unknown() && c.consistency {
+                    // The write may have landed where the cache cannot see it yet: the next
+                    // decision of this key waits for a barrier, whatever it wants to do.
+                    c.unknown_outcome.insert(pending.owner.clone());
+                }
                 let already_gone =
                     error.kind == WriteErrorKind::NotFound && pending.deleted.is_some();
                 if !already_gone {
@@ -614,6 +622,13 @@ impl Shard {
                     continue;
                 }
                 c.stats.stale_reconciles += 1;
+            }
+            if c.unknown_outcome.contains(&key) {
+                c.stats.unknown_outcome_barriers += 1;
+                tracing::debug!(controller = c.reconciler.name(), %key, "a write's outcome is unknown: barrier before deciding again");
+                c.queue.park(&key, ParkTarget::Barrier, now);
+                self.barriers.request(index, &key);
+                continue;
             }
             if popped.woken {
                 c.stats

@@ -320,8 +320,8 @@ fn a_failed_write_backs_off_and_events_do_not_shorten_it() {
     let now = Instant::now();
     let ws = writes(&mut s, now);
     let error = WriteError {
-        kind: WriteErrorKind::Server,
-        message: "boom".into(),
+        kind: WriteErrorKind::Throttled,
+        message: "429: not applied".into(),
     };
     s.write_done(ws[0].id, WriteResult::Failed(error), now);
     assert!(
@@ -583,4 +583,52 @@ fn a_new_spec_stops_the_rest_of_a_plan_and_the_key_decides_again() {
         0,
         "the plan for 7 must not go on creating for a set scaled to 1: {next:?}"
     );
+}
+
+#[test]
+fn a_create_whose_outcome_is_unknown_waits_for_a_barrier_before_creating_again() {
+    let rs = replicaset_json("ns", "web", 1, 10);
+    let mut s = synced(true, &rs, vec![]);
+    let now = Instant::now();
+    let ws = writes(&mut s, now);
+    assert_eq!(creates(&ws), 1);
+    let lost = WriteResult::Failed(WriteError {
+        kind: WriteErrorKind::Server,
+        message: "504 Timeout: may still be processing the request".into(),
+    });
+    s.write_done(ws[0].id, lost, now);
+    let retry = now + Duration::from_secs(2);
+    let out = outputs(&mut s, retry);
+    assert!(
+        out.iter().all(|o| !matches!(o, Output::Write(_))),
+        "no second create while the first may have landed: {out:?}"
+    );
+    let id = barrier(&out).expect("a barrier is asked for");
+    s.barrier_done(id, Ok(rv(30)), retry);
+    assert!(
+        writes(&mut s, retry).is_empty(),
+        "the cache has not reached rv 30"
+    );
+    let landed = pod(&rs, "web-landed", 25, false);
+    s.apply(Change::Applied(Object::Pod(landed)), retry);
+    s.advance(Resource::Pods, rv(30), retry);
+    s.advance(Resource::ReplicaSets, rv(30), retry);
+    let after = writes(&mut s, retry);
+    assert_eq!(creates(&after), 0, "the create had landed: {after:?}");
+    assert_eq!(s.stats(retry)[0].unknown_outcome_barriers, 1);
+}
+
+#[test]
+fn with_the_gate_off_an_unknown_outcome_creates_again() {
+    let rs = replicaset_json("ns", "web", 1, 10);
+    let mut s = synced(false, &rs, vec![]);
+    let now = Instant::now();
+    let ws = writes(&mut s, now);
+    let lost = WriteResult::Failed(WriteError {
+        kind: WriteErrorKind::Transport,
+        message: "connection reset".into(),
+    });
+    s.write_done(ws[0].id, lost, now);
+    let again = writes(&mut s, now + Duration::from_secs(2));
+    assert_eq!(creates(&again), 1, "the naive controller doubles the Pod");
 }

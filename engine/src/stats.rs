@@ -50,6 +50,8 @@ pub struct ControllerStats {
     pub work_duration_us: Histogram<u64>,
     /// Reconciles whose destructive plan was held back for a barrier (the key was unproven).
     pub destructive_held: u64,
+    /// Reconciles that waited for a barrier because a write of the key had an unknown outcome.
+    pub unknown_outcome_barriers: u64,
     /// Barrier reads answered, counted for each controller that had keys waiting on them.
     pub live_reads_ok: u64,
     /// Barrier reads that failed, likewise.
@@ -100,6 +102,7 @@ impl ControllerStats {
             queue_latency_us: histogram(),
             work_duration_us: histogram(),
             destructive_held: 0,
+            unknown_outcome_barriers: 0,
             live_reads_ok: 0,
             live_reads_failed: 0,
             proven_keys: 0,
@@ -167,6 +170,7 @@ impl ControllerStats {
         let _ = self.queue_latency_us.add(&other.queue_latency_us);
         let _ = self.work_duration_us.add(&other.work_duration_us);
         self.destructive_held += other.destructive_held;
+        self.unknown_outcome_barriers += other.unknown_outcome_barriers;
         self.live_reads_ok += other.live_reads_ok;
         self.live_reads_failed += other.live_reads_failed;
         self.proven_keys += other.proven_keys;

@@ -41,6 +41,14 @@ pub enum WriteErrorKind {
     Fenced,
 }
 
+impl WriteErrorKind {
+    /// Whether the write may have been applied although it failed: the connection broke or
+    /// the server answered 5xx (a `504` says it "may still be processing the request").
+    pub fn outcome_unknown(self) -> bool {
+        matches!(self, WriteErrorKind::Transport | WriteErrorKind::Server)
+    }
+}
+
 /// A failed write.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{kind:?}: {message}")]
