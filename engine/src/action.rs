@@ -35,6 +35,16 @@ pub enum Action {
         /// The UID the decision was about.
         uid: Uid,
     },
+    /// PATCH an object with a JSON merge patch (`application/merge-patch+json`), for fields that
+    /// are set whatever their previous value (a taint).
+    Patch {
+        /// The resource.
+        resource: Resource,
+        /// The object.
+        key: ObjectKey,
+        /// The merge patch.
+        patch: serde_json::Value,
+    },
     /// PUT the status subresource; the body carries the cached resourceVersion, so a stale view
     /// gets `409 Conflict` instead of overwriting.
     UpdateStatus {
@@ -52,7 +62,9 @@ impl Action {
     pub fn class(&self) -> ActionClass {
         match self {
             Action::Delete { .. } => ActionClass::Destructive,
-            Action::Create { .. } | Action::UpdateStatus { .. } => ActionClass::Ordinary,
+            Action::Create { .. } | Action::UpdateStatus { .. } | Action::Patch { .. } => {
+                ActionClass::Ordinary
+            }
         }
     }
 
@@ -61,6 +73,7 @@ impl Action {
         match self {
             Action::Create { resource, .. }
             | Action::Delete { resource, .. }
+            | Action::Patch { resource, .. }
             | Action::UpdateStatus { resource, .. } => *resource,
         }
     }
@@ -71,6 +84,7 @@ impl Action {
             Action::Create { .. } => "create",
             Action::Delete { .. } => "delete",
             Action::UpdateStatus { .. } => "update_status",
+            Action::Patch { .. } => "patch",
         }
     }
 }
@@ -83,15 +97,20 @@ pub struct Plan {
     pub steps: Vec<Vec<Action>>,
     /// Reconcile again after this long even if nothing changes.
     pub requeue_after: Option<Duration>,
+    /// The reconciler declares the plan destructive although its actions look ordinary (marking
+    /// a Node NotReady is a status update).
+    pub destructive: bool,
 }
 
 impl Plan {
     /// True when any action needs proof of freshness.
     pub fn is_destructive(&self) -> bool {
-        self.steps
-            .iter()
-            .flatten()
-            .any(|a| a.class() == ActionClass::Destructive)
+        self.destructive
+            || self
+                .steps
+                .iter()
+                .flatten()
+                .any(|a| a.class() == ActionClass::Destructive)
     }
 
     /// True when the plan writes nothing.

@@ -1,9 +1,12 @@
 //! A shard's cache: one [`Store`] per resource, and what an applied change means for it.
 
 use crate::key::{ObjectKey, Uid};
+use crate::node_views::{LeaseView, NodeView};
 use crate::object::{Object, PodView, ReplicaSetView};
 use crate::resource::Resource;
 use crate::store::{Cached, Store};
+use ahash::AHashMap;
+use std::time::Instant;
 
 impl Cached for PodView {
     fn key(&self) -> &ObjectKey {
@@ -11,6 +14,24 @@ impl Cached for PodView {
     }
     fn owner_uid(&self) -> Option<&Uid> {
         self.controller.as_ref().map(|o| &o.uid)
+    }
+}
+
+impl Cached for NodeView {
+    fn key(&self) -> &ObjectKey {
+        &self.key
+    }
+    fn owner_uid(&self) -> Option<&Uid> {
+        None
+    }
+}
+
+impl Cached for LeaseView {
+    fn key(&self) -> &ObjectKey {
+        &self.key
+    }
+    fn owner_uid(&self) -> Option<&Uid> {
+        None
     }
 }
 
@@ -30,6 +51,13 @@ pub struct ShardCache {
     pub pods: Store<PodView>,
     /// ReplicaSets routed to this shard.
     pub replicasets: Store<ReplicaSetView>,
+    /// Nodes routed to this shard (by name).
+    pub nodes: Store<NodeView>,
+    /// Leases routed to this shard (a node Lease goes with its Node).
+    pub leases: Store<LeaseView>,
+    /// When this shard last saw each Lease change (monotonic), the clock node lifecycle
+    /// measures silence with.
+    lease_observed: AHashMap<ObjectKey, Instant>,
 }
 
 impl ShardCache {
@@ -38,6 +66,8 @@ impl ShardCache {
         match object {
             Object::Pod(p) => self.pods.apply(p).map(Object::Pod),
             Object::ReplicaSet(r) => self.replicasets.apply(r).map(Object::ReplicaSet),
+            Object::Node(n) => self.nodes.apply(n).map(Object::Node),
+            Object::Lease(l) => self.leases.apply(l).map(Object::Lease),
         }
     }
 
@@ -46,42 +76,80 @@ impl ShardCache {
         match resource {
             Resource::Pods => self.pods.remove(key).map(Object::Pod),
             Resource::ReplicaSets => self.replicasets.remove(key).map(Object::ReplicaSet),
+            Resource::Nodes => self.nodes.remove(key).map(Object::Node),
+            Resource::Leases => {
+                self.lease_observed.remove(key);
+                self.leases.remove(key).map(Object::Lease)
+            }
         }
     }
 
     /// Replaces a resource's whole slice; returns the objects no longer present. Objects of other
     /// resources in `objects` are a caller bug and are ignored.
     pub fn replace(&mut self, resource: Resource, objects: Vec<Object>) -> Vec<Object> {
+        fn swap<T: Cached>(
+            store: &mut Store<T>,
+            objects: Vec<Object>,
+            pick: fn(Object) -> Option<T>,
+            wrap: fn(T) -> Object,
+        ) -> Vec<Object> {
+            let kept = objects.into_iter().filter_map(pick).collect();
+            store.replace(kept).into_iter().map(wrap).collect()
+        }
         match resource {
-            Resource::Pods => {
-                let pods = objects
-                    .into_iter()
-                    .filter_map(|o| match o {
-                        Object::Pod(p) => Some(p),
+            Resource::Pods => swap(
+                &mut self.pods,
+                objects,
+                |o| match o {
+                    Object::Pod(p) => Some(p),
+                    _ => None,
+                },
+                Object::Pod,
+            ),
+            Resource::ReplicaSets => swap(
+                &mut self.replicasets,
+                objects,
+                |o| match o {
+                    Object::ReplicaSet(r) => Some(r),
+                    _ => None,
+                },
+                Object::ReplicaSet,
+            ),
+            Resource::Nodes => swap(
+                &mut self.nodes,
+                objects,
+                |o| match o {
+                    Object::Node(n) => Some(n),
+                    _ => None,
+                },
+                Object::Node,
+            ),
+            Resource::Leases => {
+                let removed = swap(
+                    &mut self.leases,
+                    objects,
+                    |o| match o {
+                        Object::Lease(l) => Some(l),
                         _ => None,
-                    })
-                    .collect();
-                self.pods
-                    .replace(pods)
-                    .into_iter()
-                    .map(Object::Pod)
-                    .collect()
-            }
-            Resource::ReplicaSets => {
-                let sets = objects
-                    .into_iter()
-                    .filter_map(|o| match o {
-                        Object::ReplicaSet(r) => Some(r),
-                        _ => None,
-                    })
-                    .collect();
-                self.replicasets
-                    .replace(sets)
-                    .into_iter()
-                    .map(Object::ReplicaSet)
-                    .collect()
+                    },
+                    Object::Lease,
+                );
+                for gone in &removed {
+                    self.lease_observed.remove(gone.key());
+                }
+                removed
             }
         }
+    }
+
+    /// The shard saw the Lease at `key` change at `now`.
+    pub fn observe_lease(&mut self, key: &ObjectKey, now: Instant) {
+        self.lease_observed.insert(key.clone(), now);
+    }
+
+    /// When the shard last saw the Lease at `key` change.
+    pub fn lease_observed_at(&self, key: &ObjectKey) -> Option<Instant> {
+        self.lease_observed.get(key).copied()
     }
 
     /// The UID of the object of `resource` cached at `key`, and whether it is live (not
@@ -90,14 +158,16 @@ impl ShardCache {
         match resource {
             Resource::Pods => self.pods.get(key).map(|p| (&p.uid, !p.terminating)),
             Resource::ReplicaSets => self.replicasets.get(key).map(|r| (&r.uid, !r.terminating)),
+            Resource::Nodes => self.nodes.get(key).map(|n| (&n.uid, !n.terminating)),
+            Resource::Leases => self.leases.get(key).map(|l| (&l.uid, !l.terminating)),
         }
     }
 
     /// The generation of the object of `resource` cached at `key`, for kinds that have one.
     pub fn generation_of(&self, resource: Resource, key: &ObjectKey) -> Option<i64> {
         match resource {
-            Resource::Pods => None,
             Resource::ReplicaSets => self.replicasets.get(key).map(|r| r.generation),
+            Resource::Pods | Resource::Nodes | Resource::Leases => None,
         }
     }
 
@@ -117,6 +187,8 @@ impl ShardCache {
         match resource {
             Resource::Pods => self.pods.iter().map(|p| p.key.clone()).collect(),
             Resource::ReplicaSets => self.replicasets.iter().map(|r| r.key.clone()).collect(),
+            Resource::Nodes => self.nodes.iter().map(|n| n.key.clone()).collect(),
+            Resource::Leases => self.leases.iter().map(|l| l.key.clone()).collect(),
         }
     }
 
@@ -125,6 +197,8 @@ impl ShardCache {
         match resource {
             Resource::Pods => self.pods.len(),
             Resource::ReplicaSets => self.replicasets.len(),
+            Resource::Nodes => self.nodes.len(),
+            Resource::Leases => self.leases.len(),
         }
     }
 }

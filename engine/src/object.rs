@@ -164,6 +164,10 @@ pub enum Object {
     Pod(PodView),
     /// A ReplicaSet.
     ReplicaSet(ReplicaSetView),
+    /// A Node.
+    Node(crate::node_views::NodeView),
+    /// A Lease.
+    Lease(crate::node_views::LeaseView),
 }
 
 impl Object {
@@ -172,6 +176,8 @@ impl Object {
         match self {
             Object::Pod(_) => Resource::Pods,
             Object::ReplicaSet(_) => Resource::ReplicaSets,
+            Object::Node(_) => Resource::Nodes,
+            Object::Lease(_) => Resource::Leases,
         }
     }
     /// namespace/name.
@@ -179,6 +185,8 @@ impl Object {
         match self {
             Object::Pod(p) => &p.key,
             Object::ReplicaSet(r) => &r.key,
+            Object::Node(n) => &n.key,
+            Object::Lease(l) => &l.key,
         }
     }
     /// metadata.uid.
@@ -186,6 +194,8 @@ impl Object {
         match self {
             Object::Pod(p) => &p.uid,
             Object::ReplicaSet(r) => &r.uid,
+            Object::Node(n) => &n.uid,
+            Object::Lease(l) => &l.uid,
         }
     }
     /// metadata.resourceVersion, when comparable.
@@ -193,6 +203,8 @@ impl Object {
         match self {
             Object::Pod(p) => p.resource_version,
             Object::ReplicaSet(r) => r.resource_version,
+            Object::Node(n) => n.resource_version,
+            Object::Lease(l) => l.resource_version,
         }
     }
     /// metadata.deletionTimestamp is set: the object is going away.
@@ -200,14 +212,16 @@ impl Object {
         match self {
             Object::Pod(p) => p.terminating,
             Object::ReplicaSet(r) => r.terminating,
+            Object::Node(n) => n.terminating,
+            Object::Lease(l) => l.terminating,
         }
     }
 
     /// `metadata.generation`, for objects whose spec changes bump it.
     pub fn generation(&self) -> Option<i64> {
         match self {
-            Object::Pod(_) => None,
             Object::ReplicaSet(r) => Some(r.generation),
+            Object::Pod(_) | Object::Node(_) | Object::Lease(_) => None,
         }
     }
 
@@ -215,7 +229,7 @@ impl Object {
     pub fn controller_ref(&self) -> Option<&OwnerRef> {
         match self {
             Object::Pod(p) => p.controller.as_ref(),
-            Object::ReplicaSet(_) => None,
+            Object::ReplicaSet(_) | Object::Node(_) | Object::Lease(_) => None,
         }
     }
 }

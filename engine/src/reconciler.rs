@@ -39,6 +39,11 @@ pub trait Reconciler: Send + 'static {
     fn reads(&self) -> &'static [Resource];
     /// The keys whose reconcile depends on `object`.
     fn keys_for(&self, object: &Object, keys: &mut SmallVec<[ObjectKey; 2]>);
+    /// Whether every destructive decision needs its own barrier, not only the first one of a key
+    /// (time-based decisions: "not renewed for 40 s" is only true if the cache is current now).
+    fn proof_per_decision(&self) -> bool {
+        false
+    }
     /// Decides what to do for `key`.
     fn reconcile(
         &self,

@@ -9,13 +9,22 @@ pub enum Resource {
     Pods,
     /// apps/v1 ReplicaSets.
     ReplicaSets,
+    /// core/v1 Nodes (cluster-scoped).
+    Nodes,
+    /// coordination.k8s.io/v1 Leases (node Leases in `kube-node-lease`).
+    Leases,
 }
 
 impl Resource {
     /// How many resources there are; the length of per-resource arrays.
-    pub const COUNT: usize = 2;
+    pub const COUNT: usize = 4;
     /// Every resource, in index order.
-    pub const ALL: [Resource; Self::COUNT] = [Resource::Pods, Resource::ReplicaSets];
+    pub const ALL: [Resource; Self::COUNT] = [
+        Resource::Pods,
+        Resource::ReplicaSets,
+        Resource::Nodes,
+        Resource::Leases,
+    ];
 
     /// Position in per-resource arrays.
     pub const fn index(self) -> usize {
@@ -25,8 +34,9 @@ impl Resource {
     /// The API group ("" for core).
     pub const fn group(self) -> &'static str {
         match self {
-            Resource::Pods => "",
+            Resource::Pods | Resource::Nodes => "",
             Resource::ReplicaSets => "apps",
+            Resource::Leases => "coordination.k8s.io",
         }
     }
 
@@ -35,6 +45,8 @@ impl Resource {
         match self {
             Resource::Pods => "pods",
             Resource::ReplicaSets => "replicasets",
+            Resource::Nodes => "nodes",
+            Resource::Leases => "leases",
         }
     }
 
@@ -43,15 +55,23 @@ impl Resource {
         match self {
             Resource::Pods => "Pod",
             Resource::ReplicaSets => "ReplicaSet",
+            Resource::Nodes => "Node",
+            Resource::Leases => "Lease",
         }
     }
 
     /// The apiVersion of objects of this resource.
     pub const fn api_version(self) -> &'static str {
         match self {
-            Resource::Pods => "v1",
+            Resource::Pods | Resource::Nodes => "v1",
             Resource::ReplicaSets => "apps/v1",
+            Resource::Leases => "coordination.k8s.io/v1",
         }
+    }
+
+    /// Whether objects of this resource live in a namespace.
+    pub const fn namespaced(self) -> bool {
+        !matches!(self, Resource::Nodes)
     }
 }
 

@@ -41,8 +41,13 @@ impl ShardRouter {
     }
 
     /// The shard an object belongs to: its controlling owner's shard when it has one (owners of
-    /// namespaced dependents live in the same namespace), else its own.
+    /// namespaced dependents live in the same namespace), a node Lease its Node's, else its own.
     pub fn route(&self, object: &Object) -> ShardId {
+        if let Object::Lease(lease) = object
+            && let Some(node) = lease.node_key()
+        {
+            return self.shard_of(&node);
+        }
         match object.controller_ref() {
             Some(owner) => self.shard_of(&ObjectKey::new(
                 object.key().namespace_arc().clone(),

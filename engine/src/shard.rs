@@ -274,7 +274,14 @@ impl Shard {
                     self.observe_gone(&object, false, now);
                 }
                 self.enqueue_for(&object, now);
-                if let Some(previous) = self.cache.apply(object.clone())
+                let previous = self.cache.apply(object.clone());
+                if resource == Resource::Leases
+                    && previous.as_ref().map(Object::resource_version)
+                        != Some(object.resource_version())
+                {
+                    self.cache.observe_lease(object.key(), now);
+                }
+                if let Some(previous) = previous
                     && previous.controller_ref() != object.controller_ref()
                 {
                     self.enqueue_for(&previous, now);
@@ -312,6 +319,18 @@ impl Shard {
             .filter(|o| o.is_terminating())
             .cloned()
             .collect();
+        let changed_leases: Vec<ObjectKey> = objects
+            .iter()
+            .filter(|o| {
+                o.resource() == Resource::Leases
+                    && self.cache.leases.get(o.key()).map(|l| l.resource_version)
+                        != Some(o.resource_version())
+            })
+            .map(|o| o.key().clone())
+            .collect();
+        for key in &changed_leases {
+            self.cache.observe_lease(key, now);
+        }
         let removed = self.cache.replace(resource, objects);
         for object in &removed {
             self.observe_gone(object, true, now);
@@ -656,7 +675,12 @@ impl Shard {
                 Ok(Plan {
                     steps,
                     requeue_after,
+                    destructive,
                 }) => {
+                    if destructive && c.reconciler.proof_per_decision() {
+                        // This decision used its proof; the next one needs a barrier of its own.
+                        c.proofs.forget(&key);
+                    }
                     let steps: VecDeque<Vec<Action>> =
                         steps.into_iter().filter(|s| !s.is_empty()).collect();
                     let owner_uid = self.cache.uid_of(c.reconciler.primary(), &key).cloned();

@@ -632,3 +632,88 @@ fn with_the_gate_off_an_unknown_outcome_creates_again() {
     let again = writes(&mut s, now + Duration::from_secs(2));
     assert_eq!(creates(&again), 1, "the naive controller doubles the Pod");
 }
+
+mod node_lifecycle {
+    use super::*;
+    use crate::controllers::nodelifecycle::NodeLifecycleController;
+    use crate::node_views::{LeaseView, NodeView};
+
+    fn node_shard(consistency: bool) -> Shard {
+        Shard::new(
+            ShardId(0),
+            vec![ControllerSpec {
+                reconciler: Box::new(NodeLifecycleController {
+                    grace_period: Duration::from_secs(40),
+                }),
+                consistency,
+            }],
+        )
+    }
+
+    fn node() -> Object {
+        let value = serde_json::json!({
+            "metadata": {"name": "n1", "uid": "uid-n1", "resourceVersion": "3"},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+        });
+        Object::Node(NodeView::from_value(value).expect("node"))
+    }
+
+    fn lease(rv: u64) -> Object {
+        let json = format!(
+            r#"{{"metadata":{{"name":"n1","namespace":"kube-node-lease","uid":"l1","resourceVersion":"{rv}"}},"spec":{{"holderIdentity":"n1"}}}}"#
+        );
+        Object::Lease(LeaseView::from_json(json.as_bytes()).expect("lease"))
+    }
+
+    fn listed(consistency: bool, t0: Instant) -> Shard {
+        let mut s = node_shard(consistency);
+        s.replace(Resource::Nodes, vec![node()], Some(rv(10)), t0);
+        s.replace(Resource::Leases, vec![lease(9)], Some(rv(10)), t0);
+        s
+    }
+
+    #[test]
+    fn a_lease_watch_lagging_past_the_grace_period_marks_nothing_once_the_barrier_is_passed() {
+        let t0 = Instant::now();
+        let mut s = listed(true, t0);
+        assert!(writes(&mut s, t0).is_empty(), "just seen");
+        let late = t0 + Duration::from_secs(41);
+        let out = outputs(&mut s, late);
+        assert!(out.iter().all(|o| !matches!(o, Output::Write(_))), "{out:?}");
+        let id = barrier(&out).expect("the silent-looking Lease needs a barrier");
+        s.barrier_done(id, Ok(rv(50)), late);
+        s.advance(Resource::Nodes, rv(50), late);
+        assert!(writes(&mut s, late).is_empty(), "the Lease watch has not reached rv 50");
+        s.apply(Change::Applied(lease(45)), late);
+        s.advance(Resource::Leases, rv(50), late);
+        assert!(
+            writes(&mut s, late).is_empty(),
+            "the renewals the lagging watch held back show the node alive"
+        );
+    }
+
+    #[test]
+    fn with_the_gate_off_the_lagging_lease_watch_marks_a_live_node() {
+        let t0 = Instant::now();
+        let mut s = listed(false, t0);
+        let ws = writes(&mut s, t0 + Duration::from_secs(41));
+        assert!(
+            ws.iter().any(|w| matches!(w.action, Action::UpdateStatus { .. })),
+            "{ws:?}"
+        );
+    }
+
+    #[test]
+    fn every_marking_decision_needs_its_own_barrier() {
+        let t0 = Instant::now();
+        let mut s = listed(true, t0);
+        let late = t0 + Duration::from_secs(41);
+        let id = barrier(&outputs(&mut s, late)).expect("barrier");
+        s.barrier_done(id, Ok(rv(50)), late);
+        s.advance(Resource::Nodes, rv(50), late);
+        s.advance(Resource::Leases, rv(50), late);
+        let ws = writes(&mut s, late);
+        assert!(!ws.is_empty(), "still silent after the barrier: marked");
+        assert_eq!(s.stats(late)[0].proven_keys, 0, "the proof was used up");
+    }
+}

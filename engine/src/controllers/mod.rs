@@ -1,3 +1,4 @@
 //! The onboarded controllers' logic, each a pure [`Reconciler`](crate::reconciler::Reconciler).
 
+pub mod nodelifecycle;
 pub mod replicaset;

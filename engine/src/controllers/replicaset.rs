@@ -44,6 +44,7 @@ impl Reconciler for ReplicaSetController {
                     ));
                 }
             }
+            Object::Node(_) | Object::Lease(_) => {}
         }
     }
 
