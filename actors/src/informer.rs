@@ -14,7 +14,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 use tidemark_engine::{
-    Change, DecodeError, Object, PodView, ReplicaSetView, Resource, ResourceVersion, ShardRouter,
+    Change, DecodeError, LeaseView, NodeView, Object, PodView, ReplicaSetView, Resource,
+    ResourceVersion, ShardRouter,
 };
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -37,6 +38,8 @@ pub fn decode(resource: Resource, raw: &RawValue) -> Result<(Object, bool), Deco
         Resource::ReplicaSets => {
             ReplicaSetView::from_json(bytes).map(|r| (Object::ReplicaSet(r), false))
         }
+        Resource::Nodes => NodeView::from_json(bytes).map(|n| (Object::Node(n), false)),
+        Resource::Leases => LeaseView::from_json(bytes).map(|l| (Object::Lease(l), false)),
     }
 }
 

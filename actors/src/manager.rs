@@ -15,8 +15,8 @@ use kube::Client;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use tidemark_engine::{
-    BreakerConfig, ControllerSpec, ControllerStats, FeatureGates, Reconciler, ReplicaSetController,
-    Resource, Shard, ShardId, ShardRouter,
+    BreakerConfig, ControllerSpec, ControllerStats, FeatureGates, NodeLifecycleController,
+    Reconciler, ReplicaSetController, Resource, Shard, ShardId, ShardRouter,
 };
 use tokio::sync::{mpsc, watch};
 
@@ -32,7 +32,7 @@ pub fn io_runtime() -> std::io::Result<tokio::runtime::Runtime> {
 }
 
 /// Controllers this build can run, by their `--controllers` name.
-pub const ONBOARDED: &[&str] = &["replicaset"];
+pub const ONBOARDED: &[&str] = &["replicaset", "nodelifecycle"];
 
 /// Why the manager could not start.
 #[derive(Debug, thiserror::Error)]
@@ -68,6 +68,8 @@ pub struct ManagerConfig {
     pub leader_election: Option<LeaderElectionConfig>,
     /// The live-read circuit breakers.
     pub breaker: BreakerConfig,
+    /// Node lifecycle's `--node-monitor-grace-period`.
+    pub node_monitor_grace_period: std::time::Duration,
 }
 
 impl Default for ManagerConfig {
@@ -81,13 +83,18 @@ impl Default for ManagerConfig {
             consistent_relists: true,
             leader_election: None,
             breaker: BreakerConfig::default(),
+            node_monitor_grace_period:
+                tidemark_engine::controllers::nodelifecycle::DEFAULT_GRACE_PERIOD,
         }
     }
 }
 
-fn reconciler(name: &str) -> Result<Box<dyn Reconciler>, StartError> {
+fn reconciler(name: &str, config: &ManagerConfig) -> Result<Box<dyn Reconciler>, StartError> {
     match name {
         "replicaset" => Ok(Box::new(ReplicaSetController)),
+        "nodelifecycle" => Ok(Box::new(NodeLifecycleController {
+            grace_period: config.node_monitor_grace_period,
+        })),
         other => Err(StartError::UnknownController(other.to_string())),
     }
 }
@@ -262,8 +269,13 @@ impl Manager {
         if config.controllers.is_empty() {
             return Err(StartError::NoControllers);
         }
+        let mut read = Vec::new();
         for name in &config.controllers {
-            reconciler(name)?;
+            for resource in reconciler(name, config)?.reads() {
+                if !read.contains(resource) {
+                    read.push(*resource);
+                }
+            }
         }
         if actix::System::try_current().is_none() {
             return Err(StartError::NoSystem);
@@ -282,7 +294,7 @@ impl Manager {
         for index in 0..router.shards() {
             let mut specs = Vec::new();
             for name in &config.controllers {
-                let reconciler = reconciler(name)?;
+                let reconciler = reconciler(name, config)?;
                 let consistency = config.gates.consistency_for(reconciler.gate_name());
                 specs.push(ControllerSpec {
                     reconciler,
@@ -343,6 +355,10 @@ impl Manager {
         });
         let mut informers = Vec::new();
         for (resource, probes) in Resource::ALL.into_iter().zip(probe_rxs) {
+            // Only what the selected controllers read is listed and watched.
+            if !read.contains(&resource) {
+                continue;
+            }
             let informer = Informer::new(
                 client.clone(),
                 resource,

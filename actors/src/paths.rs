@@ -8,7 +8,7 @@ pub fn collection(resource: Resource, namespace: Option<&str>) -> String {
         "" => format!("/api/{}", resource.api_version()),
         _ => format!("/apis/{}", resource.api_version()),
     };
-    match namespace {
+    match namespace.filter(|ns| resource.namespaced() && !ns.is_empty()) {
         Some(ns) => format!("{prefix}/namespaces/{ns}/{}", resource.plural()),
         None => format!("{prefix}/{}", resource.plural()),
     }
@@ -28,6 +28,11 @@ mod tests {
         assert_eq!(
             collection(Resource::ReplicaSets, Some("a")),
             "/apis/apps/v1/namespaces/a/replicasets"
+        );
+        assert_eq!(collection(Resource::Nodes, Some("")), "/api/v1/nodes");
+        assert_eq!(
+            collection(Resource::Leases, Some("kube-node-lease")),
+            "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases"
         );
     }
 }

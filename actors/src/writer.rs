@@ -8,7 +8,7 @@ use crate::rate_limit::TokenBucket;
 use crate::shard_actor::{ShardActor, WriteDone};
 use actix::Addr;
 use kube::Client;
-use kube::api::{DeleteParams, PostParams, Preconditions};
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::core::Request;
 use serde::Deserialize;
 use std::sync::Arc;
@@ -169,6 +169,24 @@ pub async fn perform(client: &Client, action: &Action) -> WriteResult {
                 )
             })
             .await
+        }
+        Action::Patch {
+            resource,
+            key,
+            patch,
+        } => {
+            let path = collection(*resource, Some(key.namespace()));
+            let request =
+                Request::new(path).patch(key.name(), &PatchParams::default(), &Patch::Merge(patch));
+            match request {
+                Ok(r) => match client.request::<MetaOnly>(r).await {
+                    Ok(meta) => WriteResult::Written {
+                        resource_version: meta.metadata.resource_version,
+                    },
+                    Err(e) => WriteResult::Failed(classify(&e)),
+                },
+                Err(e) => invalid(e.to_string()),
+            }
         }
         Action::Delete { resource, key, uid } => {
             let params = DeleteParams {

@@ -679,11 +679,17 @@ mod node_lifecycle {
         assert!(writes(&mut s, t0).is_empty(), "just seen");
         let late = t0 + Duration::from_secs(41);
         let out = outputs(&mut s, late);
-        assert!(out.iter().all(|o| !matches!(o, Output::Write(_))), "{out:?}");
+        assert!(
+            out.iter().all(|o| !matches!(o, Output::Write(_))),
+            "{out:?}"
+        );
         let id = barrier(&out).expect("the silent-looking Lease needs a barrier");
         s.barrier_done(id, Ok(rv(50)), late);
         s.advance(Resource::Nodes, rv(50), late);
-        assert!(writes(&mut s, late).is_empty(), "the Lease watch has not reached rv 50");
+        assert!(
+            writes(&mut s, late).is_empty(),
+            "the Lease watch has not reached rv 50"
+        );
         s.apply(Change::Applied(lease(45)), late);
         s.advance(Resource::Leases, rv(50), late);
         assert!(
@@ -698,7 +704,8 @@ mod node_lifecycle {
         let mut s = listed(false, t0);
         let ws = writes(&mut s, t0 + Duration::from_secs(41));
         assert!(
-            ws.iter().any(|w| matches!(w.action, Action::UpdateStatus { .. })),
+            ws.iter()
+                .any(|w| matches!(w.action, Action::UpdateStatus { .. })),
             "{ws:?}"
         );
     }

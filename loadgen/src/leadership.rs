@@ -90,6 +90,8 @@ mod tests {
             uid: format!("uid-{revision}"),
             user_agent: Some(agent.into()),
             lease_holder: holder.map(str::to_string),
+            node_marked: false,
+            at_micros: revision * 1000,
         }
     }
 

@@ -60,6 +60,7 @@ pub mod kubelet;
 pub mod leadership;
 pub mod list;
 pub mod managers;
+pub mod node_oracle;
 pub mod nodes;
 pub mod object;
 pub mod openapi;

@@ -112,7 +112,14 @@ impl Managers {
                 &format!("StaleControllerConsistency={consistency}"),
             ])
             .args(["--metrics-addr", "127.0.0.1:0"])
-            .args(["--leader-elect", &s.leader_elect.to_string()]);
+            .args(["--leader-elect", &s.leader_elect.to_string()])
+            .args([
+                "--node-monitor-grace-period",
+                &seconds(s.node_monitor_grace_seconds),
+            ]);
+        if let Some(controllers) = &s.controllers {
+            command.args(["--controllers", &controllers.join(",")]);
+        }
         let Some(slot) = self.slots.get_mut(index) else {
             return Ok(());
         };

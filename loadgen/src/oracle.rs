@@ -40,6 +40,10 @@ pub struct WriteRecord {
     pub user_agent: Option<String>,
     /// For a Lease: its `spec.holderIdentity` after the write (`None` when released or deleted).
     pub lease_holder: Option<String>,
+    /// For a Node: after the write it is `Ready=Unknown` or carries the unreachable taint.
+    pub node_marked: bool,
+    /// When the write committed, in microseconds since the Unix epoch (server clock).
+    pub at_micros: u64,
 }
 
 impl Serialize for Resource {
@@ -125,6 +129,19 @@ pub struct Oracle {
     live: HashMap<String, i64>,
 }
 
+/// Whether a Node is marked unreachable: `Ready=Unknown`, or the unreachable taint.
+pub fn node_is_marked(node: &Value) -> bool {
+    let unknown = node["status"]["conditions"].as_array().is_some_and(|cs| {
+        cs.iter()
+            .any(|c| c["type"] == "Ready" && c["status"] == "Unknown")
+    });
+    let tainted = node["spec"]["taints"].as_array().is_some_and(|ts| {
+        ts.iter()
+            .any(|t| t["key"] == "node.kubernetes.io/unreachable")
+    });
+    unknown || tainted
+}
+
 /// `spec.replicas` of a ReplicaSet (the API default is 1).
 pub fn desired_replicas(rs: &Value) -> i64 {
     rs["spec"]["replicas"].as_i64().unwrap_or(1)
@@ -172,6 +189,13 @@ impl Oracle {
                     .map(str::to_string),
                 _ => None,
             },
+            node_marked: match (resource, new) {
+                (Resource::Nodes, Some(node)) => node_is_marked(node),
+                _ => false,
+            },
+            at_micros: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX)),
         });
         match resource {
             Resource::Pods => self.record_pod(revision, verb, prev, new, obj, user_agent),

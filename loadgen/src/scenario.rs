@@ -65,6 +65,19 @@ pub struct ServerSettings {
     /// Bookmark interval of watches.
     #[serde(default = "default_bookmark_ms")]
     pub bookmark_interval_ms: u64,
+    /// Fake Nodes (each with a node Lease the kubelet emulation renews).
+    #[serde(default = "default_nodes")]
+    pub nodes: usize,
+    /// How often node Leases are renewed.
+    #[serde(default = "default_lease_renew_ms")]
+    pub lease_renew_interval_ms: u64,
+}
+
+fn default_nodes() -> usize {
+    3
+}
+fn default_lease_renew_ms() -> u64 {
+    10_000
 }
 
 fn default_ready_ms() -> u64 {
@@ -79,6 +92,8 @@ impl Default for ServerSettings {
         Self {
             kubelet_ready_after_ms: default_ready_ms(),
             bookmark_interval_ms: default_bookmark_ms(),
+            nodes: default_nodes(),
+            lease_renew_interval_ms: default_lease_renew_ms(),
         }
     }
 }
@@ -111,6 +126,12 @@ pub struct ManagerSettings {
     /// `--leader-elect-retry-period`, seconds.
     #[serde(default = "default_retry_period")]
     pub retry_period_seconds: f64,
+    /// `--controllers` (all onboarded ones when absent).
+    #[serde(default)]
+    pub controllers: Option<Vec<String>>,
+    /// `--node-monitor-grace-period`, seconds.
+    #[serde(default = "default_grace")]
+    pub node_monitor_grace_seconds: f64,
     /// What `--gate off` turns off: `consistency` (the stale-cache gate) and/or `fencing`
     /// (the leader's write fence).
     #[serde(default = "default_protections")]
@@ -127,6 +148,9 @@ pub enum Protection {
     Fencing,
 }
 
+fn default_grace() -> f64 {
+    40.0
+}
 fn default_replicas() -> usize {
     1
 }
@@ -168,6 +192,8 @@ impl Default for ManagerSettings {
             renew_deadline_seconds: default_renew_deadline(),
             retry_period_seconds: default_retry_period(),
             protections: default_protections(),
+            controllers: None,
+            node_monitor_grace_seconds: default_grace(),
         }
     }
 }

@@ -4,6 +4,7 @@
 use crate::faults::{Faults, ObjectDelay};
 use crate::leadership::split_leadership;
 use crate::managers::{ManagerError, Managers};
+use crate::node_oracle::live_nodes_marked;
 use crate::oracle::{ReplicaSetTruth, Verb, ViolationKind};
 use crate::report::{FaultEvent, ReportedViolation, StressReport, WriteCounts};
 use crate::request_faults::{ErrorRule, LatencyRule, Match};
@@ -348,6 +349,8 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
     let server = start(ServerConfig {
         kubelet_ready_after: Duration::from_millis(scenario.server.kubelet_ready_after_ms),
         bookmark_interval: Duration::from_millis(scenario.server.bookmark_interval_ms),
+        node_count: scenario.server.nodes,
+        lease_renew_interval: Duration::from_millis(scenario.server.lease_renew_interval_ms),
         ..ServerConfig::default()
     })
     .await?;
@@ -390,6 +393,28 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
     let mut violations = reported(&server);
     if scenario.manager.leader_elect {
         violations.extend(leader_violations(&server));
+    }
+    let runs_node_lifecycle = scenario
+        .manager
+        .controllers
+        .as_ref()
+        .is_none_or(|c| c.iter().any(|c| c == "nodelifecycle"));
+    if runs_node_lifecycle {
+        let grace = Duration::from_secs_f64(scenario.manager.node_monitor_grace_seconds.max(0.0));
+        violations.extend(
+            live_nodes_marked(&server.writes(), grace)
+                .into_iter()
+                .map(|v| ReportedViolation {
+                    invariant: "nodelifecycle-no-live-node-marked".into(),
+                    object: v.node,
+                    revision: v.revision,
+                    detail: format!(
+                        "marked by {} {} ms after its Lease was renewed",
+                        v.writer.as_deref().unwrap_or("unknown client"),
+                        v.renewed_ago_ms
+                    ),
+                }),
+        );
     }
     let bound = Duration::from_secs_f64(scenario.invariants.convergence_bound_seconds.max(0.0));
     if convergence.is_none() {

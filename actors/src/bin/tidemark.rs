@@ -95,6 +95,9 @@ struct RunArgs {
     /// Log format: `text` for people, `json` for log pipelines.
     #[arg(long, default_value = "text", value_parser = ["text", "json"])]
     log_format: String,
+    /// Node lifecycle: how long a node Lease may stay unchanged before the Node is marked.
+    #[arg(long, default_value = "40s", value_parser = parse_duration)]
+    node_monitor_grace_period: Duration,
     /// How long a graceful shutdown waits for the writes in flight.
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     shutdown_grace_period: Duration,
@@ -135,13 +138,14 @@ fn init_logs(format: &str) {
 fn main() -> anyhow::Result<()> {
     let Command::Run(args) = Cli::parse().command;
     init_logs(&args.log_format);
-    let gates =
-        FeatureGates::parse(&args.feature_gates, &["ReplicaSet"]).context("--feature-gates")?;
+    let gates = FeatureGates::parse(&args.feature_gates, &["ReplicaSet", "NodeLifecycle"])
+        .context("--feature-gates")?;
     let mut manager = ManagerConfig {
         controllers: args.controllers.clone(),
         gates,
         qps: args.kube_api_qps,
         burst: args.kube_api_burst,
+        node_monitor_grace_period: args.node_monitor_grace_period,
         ..ManagerConfig::default()
     };
     if args.leader_elect.unwrap_or(!args.embedded) {
