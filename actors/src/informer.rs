@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 use tidemark_engine::{
     Change, DecodeError, LeaseView, NodeView, Object, PodView, ReplicaSetView, Resource,
-    ResourceVersion, ShardRouter,
+    ResourceVersion, ShardRouter, StatefulSetView,
 };
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -40,6 +40,12 @@ pub fn decode(resource: Resource, raw: &RawValue) -> Result<(Object, bool), Deco
         }
         Resource::Nodes => NodeView::from_json(bytes).map(|n| (Object::Node(n), false)),
         Resource::Leases => LeaseView::from_json(bytes).map(|l| (Object::Lease(l), false)),
+        Resource::StatefulSets => {
+            StatefulSetView::from_json(bytes).map(|s| (Object::StatefulSet(s), false))
+        }
+        Resource::PersistentVolumeClaims | Resource::ControllerRevisions => Err(
+            DecodeError::Malformed(format!("{resource} are written, never cached")),
+        ),
     }
 }
 

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use tidemark_engine::{
     BreakerConfig, ControllerSpec, ControllerStats, FeatureGates, NodeLifecycleController,
-    Reconciler, ReplicaSetController, Resource, Shard, ShardId, ShardRouter,
+    Reconciler, ReplicaSetController, Resource, Shard, ShardId, ShardRouter, StatefulSetController,
 };
 use tokio::sync::{mpsc, watch};
 
@@ -32,7 +32,7 @@ pub fn io_runtime() -> std::io::Result<tokio::runtime::Runtime> {
 }
 
 /// Controllers this build can run, by their `--controllers` name.
-pub const ONBOARDED: &[&str] = &["replicaset", "nodelifecycle"];
+pub const ONBOARDED: &[&str] = &["replicaset", "statefulset", "nodelifecycle"];
 
 /// Why the manager could not start.
 #[derive(Debug, thiserror::Error)]
@@ -92,6 +92,7 @@ impl Default for ManagerConfig {
 fn reconciler(name: &str, config: &ManagerConfig) -> Result<Box<dyn Reconciler>, StartError> {
     match name {
         "replicaset" => Ok(Box::new(ReplicaSetController)),
+        "statefulset" => Ok(Box::new(StatefulSetController)),
         "nodelifecycle" => Ok(Box::new(NodeLifecycleController {
             grace_period: config.node_monitor_grace_period,
         })),

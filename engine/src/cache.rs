@@ -4,6 +4,7 @@ use crate::key::{ObjectKey, Uid};
 use crate::node_views::{LeaseView, NodeView};
 use crate::object::{Object, PodView, ReplicaSetView};
 use crate::resource::Resource;
+use crate::statefulset_view::StatefulSetView;
 use crate::store::{Cached, Store};
 use ahash::AHashMap;
 use std::time::Instant;
@@ -35,6 +36,15 @@ impl Cached for LeaseView {
     }
 }
 
+impl Cached for StatefulSetView {
+    fn key(&self) -> &ObjectKey {
+        &self.key
+    }
+    fn owner_uid(&self) -> Option<&Uid> {
+        None
+    }
+}
+
 impl Cached for ReplicaSetView {
     fn key(&self) -> &ObjectKey {
         &self.key
@@ -55,6 +65,8 @@ pub struct ShardCache {
     pub nodes: Store<NodeView>,
     /// Leases routed to this shard (a node Lease goes with its Node).
     pub leases: Store<LeaseView>,
+    /// StatefulSets routed to this shard.
+    pub statefulsets: Store<StatefulSetView>,
     /// When this shard last saw each Lease change (monotonic), the clock node lifecycle
     /// measures silence with.
     lease_observed: AHashMap<ObjectKey, Instant>,
@@ -68,6 +80,7 @@ impl ShardCache {
             Object::ReplicaSet(r) => self.replicasets.apply(r).map(Object::ReplicaSet),
             Object::Node(n) => self.nodes.apply(n).map(Object::Node),
             Object::Lease(l) => self.leases.apply(l).map(Object::Lease),
+            Object::StatefulSet(s) => self.statefulsets.apply(s).map(Object::StatefulSet),
         }
     }
 
@@ -77,6 +90,8 @@ impl ShardCache {
             Resource::Pods => self.pods.remove(key).map(Object::Pod),
             Resource::ReplicaSets => self.replicasets.remove(key).map(Object::ReplicaSet),
             Resource::Nodes => self.nodes.remove(key).map(Object::Node),
+            Resource::StatefulSets => self.statefulsets.remove(key).map(Object::StatefulSet),
+            Resource::PersistentVolumeClaims | Resource::ControllerRevisions => None,
             Resource::Leases => {
                 self.lease_observed.remove(key);
                 self.leases.remove(key).map(Object::Lease)
@@ -124,6 +139,16 @@ impl ShardCache {
                 },
                 Object::Node,
             ),
+            Resource::StatefulSets => swap(
+                &mut self.statefulsets,
+                objects,
+                |o| match o {
+                    Object::StatefulSet(s) => Some(s),
+                    _ => None,
+                },
+                Object::StatefulSet,
+            ),
+            Resource::PersistentVolumeClaims | Resource::ControllerRevisions => Vec::new(),
             Resource::Leases => {
                 let removed = swap(
                     &mut self.leases,
@@ -160,6 +185,8 @@ impl ShardCache {
             Resource::ReplicaSets => self.replicasets.get(key).map(|r| (&r.uid, !r.terminating)),
             Resource::Nodes => self.nodes.get(key).map(|n| (&n.uid, !n.terminating)),
             Resource::Leases => self.leases.get(key).map(|l| (&l.uid, !l.terminating)),
+            Resource::StatefulSets => self.statefulsets.get(key).map(|s| (&s.uid, !s.terminating)),
+            Resource::PersistentVolumeClaims | Resource::ControllerRevisions => None,
         }
     }
 
@@ -167,7 +194,8 @@ impl ShardCache {
     pub fn generation_of(&self, resource: Resource, key: &ObjectKey) -> Option<i64> {
         match resource {
             Resource::ReplicaSets => self.replicasets.get(key).map(|r| r.generation),
-            Resource::Pods | Resource::Nodes | Resource::Leases => None,
+            Resource::StatefulSets => self.statefulsets.get(key).map(|s| s.generation),
+            _ => None,
         }
     }
 
@@ -189,6 +217,8 @@ impl ShardCache {
             Resource::ReplicaSets => self.replicasets.iter().map(|r| r.key.clone()).collect(),
             Resource::Nodes => self.nodes.iter().map(|n| n.key.clone()).collect(),
             Resource::Leases => self.leases.iter().map(|l| l.key.clone()).collect(),
+            Resource::StatefulSets => self.statefulsets.iter().map(|s| s.key.clone()).collect(),
+            Resource::PersistentVolumeClaims | Resource::ControllerRevisions => Vec::new(),
         }
     }
 
@@ -199,6 +229,8 @@ impl ShardCache {
             Resource::ReplicaSets => self.replicasets.len(),
             Resource::Nodes => self.nodes.len(),
             Resource::Leases => self.leases.len(),
+            Resource::StatefulSets => self.statefulsets.len(),
+            Resource::PersistentVolumeClaims | Resource::ControllerRevisions => 0,
         }
     }
 }

@@ -168,6 +168,8 @@ pub enum Object {
     Node(crate::node_views::NodeView),
     /// A Lease.
     Lease(crate::node_views::LeaseView),
+    /// A StatefulSet.
+    StatefulSet(crate::statefulset_view::StatefulSetView),
 }
 
 impl Object {
@@ -178,6 +180,7 @@ impl Object {
             Object::ReplicaSet(_) => Resource::ReplicaSets,
             Object::Node(_) => Resource::Nodes,
             Object::Lease(_) => Resource::Leases,
+            Object::StatefulSet(_) => Resource::StatefulSets,
         }
     }
     /// namespace/name.
@@ -187,6 +190,7 @@ impl Object {
             Object::ReplicaSet(r) => &r.key,
             Object::Node(n) => &n.key,
             Object::Lease(l) => &l.key,
+            Object::StatefulSet(s) => &s.key,
         }
     }
     /// metadata.uid.
@@ -196,6 +200,7 @@ impl Object {
             Object::ReplicaSet(r) => &r.uid,
             Object::Node(n) => &n.uid,
             Object::Lease(l) => &l.uid,
+            Object::StatefulSet(s) => &s.uid,
         }
     }
     /// metadata.resourceVersion, when comparable.
@@ -205,6 +210,7 @@ impl Object {
             Object::ReplicaSet(r) => r.resource_version,
             Object::Node(n) => n.resource_version,
             Object::Lease(l) => l.resource_version,
+            Object::StatefulSet(s) => s.resource_version,
         }
     }
     /// metadata.deletionTimestamp is set: the object is going away.
@@ -214,6 +220,7 @@ impl Object {
             Object::ReplicaSet(r) => r.terminating,
             Object::Node(n) => n.terminating,
             Object::Lease(l) => l.terminating,
+            Object::StatefulSet(s) => s.terminating,
         }
     }
 
@@ -221,6 +228,7 @@ impl Object {
     pub fn generation(&self) -> Option<i64> {
         match self {
             Object::ReplicaSet(r) => Some(r.generation),
+            Object::StatefulSet(s) => Some(s.generation),
             Object::Pod(_) | Object::Node(_) | Object::Lease(_) => None,
         }
     }
@@ -229,7 +237,9 @@ impl Object {
     pub fn controller_ref(&self) -> Option<&OwnerRef> {
         match self {
             Object::Pod(p) => p.controller.as_ref(),
-            Object::ReplicaSet(_) | Object::Node(_) | Object::Lease(_) => None,
+            Object::ReplicaSet(_) | Object::Node(_) | Object::Lease(_) | Object::StatefulSet(_) => {
+                None
+            }
         }
     }
 }

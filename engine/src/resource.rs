@@ -13,17 +13,26 @@ pub enum Resource {
     Nodes,
     /// coordination.k8s.io/v1 Leases (node Leases in `kube-node-lease`).
     Leases,
+    /// apps/v1 StatefulSets.
+    StatefulSets,
+    /// core/v1 PersistentVolumeClaims (written from claim templates, not cached).
+    PersistentVolumeClaims,
+    /// apps/v1 ControllerRevisions (written for update revisions, not cached).
+    ControllerRevisions,
 }
 
 impl Resource {
     /// How many resources there are; the length of per-resource arrays.
-    pub const COUNT: usize = 4;
+    pub const COUNT: usize = 7;
     /// Every resource, in index order.
     pub const ALL: [Resource; Self::COUNT] = [
         Resource::Pods,
         Resource::ReplicaSets,
         Resource::Nodes,
         Resource::Leases,
+        Resource::StatefulSets,
+        Resource::PersistentVolumeClaims,
+        Resource::ControllerRevisions,
     ];
 
     /// Position in per-resource arrays.
@@ -34,8 +43,10 @@ impl Resource {
     /// The API group ("" for core).
     pub const fn group(self) -> &'static str {
         match self {
-            Resource::Pods | Resource::Nodes => "",
-            Resource::ReplicaSets => "apps",
+            Resource::Pods | Resource::Nodes | Resource::PersistentVolumeClaims => "",
+            Resource::ReplicaSets | Resource::StatefulSets | Resource::ControllerRevisions => {
+                "apps"
+            }
             Resource::Leases => "coordination.k8s.io",
         }
     }
@@ -47,6 +58,9 @@ impl Resource {
             Resource::ReplicaSets => "replicasets",
             Resource::Nodes => "nodes",
             Resource::Leases => "leases",
+            Resource::StatefulSets => "statefulsets",
+            Resource::PersistentVolumeClaims => "persistentvolumeclaims",
+            Resource::ControllerRevisions => "controllerrevisions",
         }
     }
 
@@ -57,14 +71,19 @@ impl Resource {
             Resource::ReplicaSets => "ReplicaSet",
             Resource::Nodes => "Node",
             Resource::Leases => "Lease",
+            Resource::StatefulSets => "StatefulSet",
+            Resource::PersistentVolumeClaims => "PersistentVolumeClaim",
+            Resource::ControllerRevisions => "ControllerRevision",
         }
     }
 
     /// The apiVersion of objects of this resource.
     pub const fn api_version(self) -> &'static str {
         match self {
-            Resource::Pods | Resource::Nodes => "v1",
-            Resource::ReplicaSets => "apps/v1",
+            Resource::Pods | Resource::Nodes | Resource::PersistentVolumeClaims => "v1",
+            Resource::ReplicaSets | Resource::StatefulSets | Resource::ControllerRevisions => {
+                "apps/v1"
+            }
             Resource::Leases => "coordination.k8s.io/v1",
         }
     }

@@ -121,6 +121,7 @@ struct PendingWrite {
     owner: ObjectKey,
     resource: Resource,
     deleted: Option<(ObjectKey, Uid)>,
+    creates: bool,
 }
 
 /// One shard of the engine.
@@ -446,6 +447,14 @@ impl Shard {
             return;
         };
         match result {
+            WriteResult::Written { resource_version }
+                if !c.reconciler.reads().contains(&pending.resource) =>
+            {
+                // A resource the controller never reads (a claim, a revision) has no watermark
+                // to wait for: nothing to record.
+                let _ = resource_version;
+                c.stats.writes += 1;
+            }
             WriteResult::Written { resource_version } => {
                 c.stats.writes += 1;
                 let version = ResourceVersion::parse(&resource_version);
@@ -484,7 +493,11 @@ impl Shard {
                 }
                 let already_gone =
                     error.kind == WriteErrorKind::NotFound && pending.deleted.is_some();
-                if !already_gone {
+                // A create by deterministic name that finds the object there already is done.
+                let already_there = error.kind == WriteErrorKind::AlreadyExists
+                    && pending.deleted.is_none()
+                    && pending.creates;
+                if !already_gone && !already_there {
                     plan.failed = true;
                 }
             }
@@ -551,6 +564,7 @@ impl Shard {
                     owner: owner.clone(),
                     resource: action.resource(),
                     deleted,
+                    creates: matches!(action, Action::Create { .. }),
                 },
             );
             outbox.push(Output::Write(WriteRequest {

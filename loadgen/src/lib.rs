@@ -77,6 +77,7 @@ pub mod server;
 pub mod status;
 pub mod store;
 pub mod stress;
+pub mod sts_oracle;
 pub mod validation;
 pub mod watch;
 pub mod workload;

@@ -59,6 +59,10 @@ pub enum ViolationKind {
     OverCreate,
     /// A live Pod was deleted while its ReplicaSet had `spec.replicas` live Pods or fewer.
     WantedPodDeleted,
+    /// An OrderedReady StatefulSet's Pod was created before its predecessor was Running and Ready.
+    OrdinalBeforePredecessorReady,
+    /// A StatefulSet's Pod with an ordinal below `spec.replicas` was deleted.
+    WantedOrdinalDeleted,
 }
 
 /// A broken invariant, found at the revision of the write that broke it.
@@ -68,9 +72,9 @@ pub struct Violation {
     pub kind: ViolationKind,
     /// The revision of the offending write.
     pub revision: u64,
-    /// Namespace of the ReplicaSet.
+    /// Namespace of the owning set.
     pub namespace: String,
-    /// Name of the ReplicaSet.
+    /// Name of the owning set (a ReplicaSet or a StatefulSet).
     pub replicaset: String,
     /// Live Pods of the ReplicaSet just before the write.
     pub live: i64,
@@ -127,6 +131,7 @@ pub struct Oracle {
     violations: Vec<Violation>,
     replicasets: HashMap<String, RsInfo>,
     live: HashMap<String, i64>,
+    statefulsets: crate::sts_oracle::StatefulSetOracle,
 }
 
 /// Whether a Node is marked unreachable: `Ready=Unknown`, or the unreachable taint.
@@ -198,7 +203,16 @@ impl Oracle {
                 .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX)),
         });
         match resource {
-            Resource::Pods => self.record_pod(revision, verb, prev, new, obj, user_agent),
+            Resource::Pods => {
+                if let Some(v) = self
+                    .statefulsets
+                    .record_pod(revision, verb, prev, new, user_agent)
+                {
+                    self.violations.push(v);
+                }
+                self.record_pod(revision, verb, prev, new, obj, user_agent)
+            }
+            Resource::StatefulSets => self.statefulsets.record_set(prev, new),
             Resource::ReplicaSets => {
                 let uid = meta_str(obj, "uid").to_string();
                 match new {
@@ -251,6 +265,8 @@ impl Oracle {
             let broken = match kind {
                 ViolationKind::OverCreate => live >= rs.desired,
                 ViolationKind::WantedPodDeleted => live <= rs.desired,
+                ViolationKind::OrdinalBeforePredecessorReady
+                | ViolationKind::WantedOrdinalDeleted => false,
             };
             if broken {
                 self.violations.push(Violation {

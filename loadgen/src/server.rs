@@ -353,6 +353,11 @@ impl ApiServer {
         self.store.replicaset_truth()
     }
 
+    /// The ground truth about every StatefulSet.
+    pub fn statefulset_truth(&self) -> Vec<ReplicaSetTruth> {
+        self.store.statefulset_truth()
+    }
+
     /// Stops the listeners, open watches and the kubelet, waiting up to 2 s for them.
     pub async fn shutdown(self) {
         self.shutdown.send_replace(true);

@@ -879,8 +879,17 @@ impl Store {
 
     /// The ground truth about every ReplicaSet.
     pub fn replicaset_truth(&self) -> Vec<ReplicaSetTruth> {
+        self.set_truth(Resource::ReplicaSets)
+    }
+
+    /// The ground truth about every StatefulSet (the same figures as for ReplicaSets).
+    pub fn statefulset_truth(&self) -> Vec<ReplicaSetTruth> {
+        self.set_truth(Resource::StatefulSets)
+    }
+
+    fn set_truth(&self, resource: Resource) -> Vec<ReplicaSetTruth> {
         let inner = self.inner.lock();
-        inner.objects[Resource::ReplicaSets.index()]
+        inner.objects[resource.index()]
             .values()
             .map(|rs| {
                 let v = &rs.value;

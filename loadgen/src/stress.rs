@@ -291,6 +291,10 @@ fn reported(server: &ApiServer) -> Vec<ReportedViolation> {
             invariant: match v.kind {
                 ViolationKind::OverCreate => "replicaset-no-over-create",
                 ViolationKind::WantedPodDeleted => "replicaset-no-wanted-pod-deleted",
+                ViolationKind::OrdinalBeforePredecessorReady => {
+                    "statefulset-ordinal-after-ready-predecessor"
+                }
+                ViolationKind::WantedOrdinalDeleted => "statefulset-scale-down-highest-ordinals",
             }
             .to_string(),
             object: format!("{}/{}", v.namespace, v.replicaset),

@@ -138,8 +138,11 @@ fn init_logs(format: &str) {
 fn main() -> anyhow::Result<()> {
     let Command::Run(args) = Cli::parse().command;
     init_logs(&args.log_format);
-    let gates = FeatureGates::parse(&args.feature_gates, &["ReplicaSet", "NodeLifecycle"])
-        .context("--feature-gates")?;
+    let gates = FeatureGates::parse(
+        &args.feature_gates,
+        &["ReplicaSet", "StatefulSet", "NodeLifecycle"],
+    )
+    .context("--feature-gates")?;
     let mut manager = ManagerConfig {
         controllers: args.controllers.clone(),
         gates,

@@ -2,3 +2,4 @@
 
 pub mod nodelifecycle;
 pub mod replicaset;
+pub mod statefulset;
