@@ -202,6 +202,12 @@ impl Default for ManagerSettings {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Workload {
+    /// What is scaled: ReplicaSets (`rs-N`) or StatefulSets (`sts-N`).
+    #[serde(default)]
+    pub kind: WorkloadKind,
+    /// StatefulSets only: `podManagementPolicy: Parallel` (else OrderedReady).
+    #[serde(default)]
+    pub parallel: bool,
     /// Namespace of the workload.
     #[serde(default = "default_namespace")]
     pub namespace: String,
@@ -218,6 +224,35 @@ pub struct Workload {
     /// below 0).
     #[serde(default)]
     pub jitter: i32,
+}
+
+/// The kind of set a workload scales.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorkloadKind {
+    /// apps/v1 ReplicaSets.
+    #[default]
+    Replicaset,
+    /// apps/v1 StatefulSets.
+    Statefulset,
+}
+
+impl WorkloadKind {
+    /// The resource.
+    pub fn resource(self) -> Resource {
+        match self {
+            WorkloadKind::Replicaset => Resource::ReplicaSets,
+            WorkloadKind::Statefulset => Resource::StatefulSets,
+        }
+    }
+
+    /// The name of set `i`.
+    pub fn name(self, i: usize) -> String {
+        match self {
+            WorkloadKind::Replicaset => format!("rs-{i}"),
+            WorkloadKind::Statefulset => format!("sts-{i}"),
+        }
+    }
 }
 
 fn default_namespace() -> String {

@@ -12,7 +12,8 @@ use crate::resource::Resource;
 use crate::scenario::{FaultKind, FaultWindow, Scenario};
 use crate::server::{ApiServer, ServerConfig, ServerError, start};
 use crate::status::ApiError;
-use crate::workload::replicaset_manifest;
+use crate::scenario::WorkloadKind;
+use crate::workload::{replicaset_manifest, statefulset_manifest};
 use std::path::PathBuf;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -63,16 +64,24 @@ pub fn default_tidemark() -> PathBuf {
 /// The Lease the managers compete for.
 pub const LEASE: (&str, &str) = ("kube-system", "tidemark");
 
+/// The ground truth about the sets the workload scales.
+fn truth(server: &ApiServer, kind: WorkloadKind) -> Vec<ReplicaSetTruth> {
+    match kind {
+        WorkloadKind::Replicaset => server.replicaset_truth(),
+        WorkloadKind::Statefulset => server.statefulset_truth(),
+    }
+}
+
 async fn wait_converged(
     server: &ApiServer,
+    kind: WorkloadKind,
     namespace: &str,
     bound: Duration,
     managers: &mut Managers,
 ) -> Result<Option<Duration>, StressError> {
     let started = Instant::now();
     loop {
-        if server
-            .replicaset_truth()
+        if truth(server, kind)
             .iter()
             .filter(|t| t.namespace == namespace)
             .all(ReplicaSetTruth::is_converged)
@@ -133,7 +142,7 @@ fn timeline(scenario: &Scenario, seed: u64) -> Vec<(Duration, Action)> {
             actions.push((
                 at,
                 Action::Scale {
-                    name: format!("rs-{i}"),
+                    name: w.kind.name(i),
                     replicas: (step + jitter).max(0),
                 },
             ));
@@ -360,16 +369,16 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
     .await?;
     server.faults().requests().seed(options.seed);
     let namespace = scenario.workload.namespace.as_str();
-    for i in 0..scenario.workload.replicasets {
-        server.create(
-            Resource::ReplicaSets,
-            namespace,
-            replicaset_manifest(
-                namespace,
-                &format!("rs-{i}"),
-                scenario.workload.initial_replicas,
-            ),
-        )?;
+    let w = &scenario.workload;
+    for i in 0..w.replicasets {
+        let name = w.kind.name(i);
+        let manifest = match w.kind {
+            WorkloadKind::Replicaset => replicaset_manifest(namespace, &name, w.initial_replicas),
+            WorkloadKind::Statefulset => {
+                statefulset_manifest(namespace, &name, w.initial_replicas, w.parallel)
+            }
+        };
+        server.create(w.kind.resource(), namespace, manifest)?;
     }
     let kubeconfig = options.work_dir.join("kubeconfig");
     server.write_kubeconfig(&kubeconfig)?;
@@ -423,8 +432,7 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
     let bound = Duration::from_secs_f64(scenario.invariants.convergence_bound_seconds.max(0.0));
     if convergence.is_none() {
         let revision = server.current_revision();
-        for rs in server
-            .replicaset_truth()
+        for rs in truth(&server, scenario.workload.kind)
             .iter()
             .filter(|t| t.namespace == namespace && !t.is_converged())
         {
@@ -502,7 +510,8 @@ async fn drive(
 ) -> Result<(Option<Duration>, Vec<FaultEvent>), StressError> {
     let scenario = &options.scenario;
     let namespace = scenario.workload.namespace.as_str();
-    if wait_converged(server, namespace, READY_BOUND, managers)
+    let kind = scenario.workload.kind;
+    if wait_converged(server, kind, namespace, READY_BOUND, managers)
         .await?
         .is_none()
     {
@@ -518,9 +527,14 @@ async fn drive(
         managers.check_alive()?;
         while let Some((_, action)) = actions.next_if(|(when, _)| *when <= at) {
             match action {
-                Action::Scale { name, replicas } => {
-                    server.scale_replicaset(namespace, &name, replicas)?
-                }
+                Action::Scale { name, replicas } => match kind {
+                    WorkloadKind::Replicaset => server.scale_replicaset(namespace, &name, replicas)?,
+                    WorkloadKind::Statefulset => {
+                        server.update_with(Resource::StatefulSets, namespace, &name, |s| {
+                            s["spec"]["replicas"] = serde_json::json!(replicas);
+                        })?;
+                    }
+                },
                 Action::Fault { window, on } => {
                     let what = match window.kind {
                         FaultKind::KillManager | FaultKind::PauseManager => {
@@ -540,7 +554,7 @@ async fn drive(
     }
     tokio::time::sleep_until(t0 + scenario.active_duration()).await;
     let bound = Duration::from_secs_f64(scenario.invariants.convergence_bound_seconds.max(0.0));
-    let convergence = wait_converged(server, namespace, bound, managers).await?;
+    let convergence = wait_converged(server, kind, namespace, bound, managers).await?;
     Ok((convergence, events))
 }
 

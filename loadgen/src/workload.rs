@@ -20,3 +20,28 @@ pub fn replicaset_manifest(namespace: &str, name: &str, replicas: i32) -> Value 
         }
     })
 }
+
+/// A StatefulSet `name` of the pause image with one claim template, `replicas` Pods, ordered or
+/// parallel.
+pub fn statefulset_manifest(namespace: &str, name: &str, replicas: i32, parallel: bool) -> Value {
+    json!({
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": name, "namespace": namespace, "labels": {"app": name}},
+        "spec": {
+            "replicas": replicas,
+            "serviceName": name,
+            "podManagementPolicy": if parallel { "Parallel" } else { "OrderedReady" },
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "db", "image": "registry.k8s.io/pause:3.10",
+                    "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}}]}
+            },
+            "volumeClaimTemplates": [{
+                "metadata": {"name": "data"},
+                "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
+            }]
+        }
+    })
+}
