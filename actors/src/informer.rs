@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 use tidemark_engine::{
-    Change, DecodeError, LeaseView, NodeView, Object, PodView, ReplicaSetView, Resource,
+    Change, DecodeError, JobView, LeaseView, NodeView, Object, PodView, ReplicaSetView, Resource,
     ResourceVersion, ShardRouter, StatefulSetView,
 };
 use tokio::sync::mpsc;
@@ -43,6 +43,7 @@ pub fn decode(resource: Resource, raw: &RawValue) -> Result<(Object, bool), Deco
         Resource::StatefulSets => {
             StatefulSetView::from_json(bytes).map(|s| (Object::StatefulSet(s), false))
         }
+        Resource::Jobs => JobView::from_json(bytes).map(|j| (Object::Job(j), false)),
         Resource::PersistentVolumeClaims | Resource::ControllerRevisions => Err(
             DecodeError::Malformed(format!("{resource} are written, never cached")),
         ),

@@ -15,8 +15,9 @@ use kube::Client;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use tidemark_engine::{
-    BreakerConfig, ControllerSpec, ControllerStats, FeatureGates, NodeLifecycleController,
-    Reconciler, ReplicaSetController, Resource, Shard, ShardId, ShardRouter, StatefulSetController,
+    BreakerConfig, ControllerSpec, ControllerStats, FeatureGates, JobController,
+    NodeLifecycleController, Reconciler, ReplicaSetController, Resource, Shard, ShardId,
+    ShardRouter, StatefulSetController,
 };
 use tokio::sync::{mpsc, watch};
 
@@ -32,7 +33,7 @@ pub fn io_runtime() -> std::io::Result<tokio::runtime::Runtime> {
 }
 
 /// Controllers this build can run, by their `--controllers` name.
-pub const ONBOARDED: &[&str] = &["replicaset", "statefulset", "nodelifecycle"];
+pub const ONBOARDED: &[&str] = &["replicaset", "statefulset", "job", "nodelifecycle"];
 
 /// Why the manager could not start.
 #[derive(Debug, thiserror::Error)]
@@ -93,6 +94,7 @@ fn reconciler(name: &str, config: &ManagerConfig) -> Result<Box<dyn Reconciler>,
     match name {
         "replicaset" => Ok(Box::new(ReplicaSetController)),
         "statefulset" => Ok(Box::new(StatefulSetController)),
+        "job" => Ok(Box::new(JobController)),
         "nodelifecycle" => Ok(Box::new(NodeLifecycleController {
             grace_period: config.node_monitor_grace_period,
         })),

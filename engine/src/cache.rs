@@ -1,5 +1,6 @@
 //! A shard's cache: one [`Store`] per resource, and what an applied change means for it.
 
+use crate::job_view::JobView;
 use crate::key::{ObjectKey, Uid};
 use crate::node_views::{LeaseView, NodeView};
 use crate::object::{Object, PodView, ReplicaSetView};
@@ -45,6 +46,15 @@ impl Cached for StatefulSetView {
     }
 }
 
+impl Cached for JobView {
+    fn key(&self) -> &ObjectKey {
+        &self.key
+    }
+    fn owner_uid(&self) -> Option<&Uid> {
+        None
+    }
+}
+
 impl Cached for ReplicaSetView {
     fn key(&self) -> &ObjectKey {
         &self.key
@@ -67,6 +77,8 @@ pub struct ShardCache {
     pub leases: Store<LeaseView>,
     /// StatefulSets routed to this shard.
     pub statefulsets: Store<StatefulSetView>,
+    /// Jobs routed to this shard.
+    pub jobs: Store<JobView>,
     /// When this shard last saw each Lease change (monotonic), the clock node lifecycle
     /// measures silence with.
     lease_observed: AHashMap<ObjectKey, Instant>,
@@ -81,6 +93,7 @@ impl ShardCache {
             Object::Node(n) => self.nodes.apply(n).map(Object::Node),
             Object::Lease(l) => self.leases.apply(l).map(Object::Lease),
             Object::StatefulSet(s) => self.statefulsets.apply(s).map(Object::StatefulSet),
+            Object::Job(j) => self.jobs.apply(j).map(Object::Job),
         }
     }
 
@@ -91,6 +104,7 @@ impl ShardCache {
             Resource::ReplicaSets => self.replicasets.remove(key).map(Object::ReplicaSet),
             Resource::Nodes => self.nodes.remove(key).map(Object::Node),
             Resource::StatefulSets => self.statefulsets.remove(key).map(Object::StatefulSet),
+            Resource::Jobs => self.jobs.remove(key).map(Object::Job),
             Resource::PersistentVolumeClaims | Resource::ControllerRevisions => None,
             Resource::Leases => {
                 self.lease_observed.remove(key);
@@ -148,6 +162,15 @@ impl ShardCache {
                 },
                 Object::StatefulSet,
             ),
+            Resource::Jobs => swap(
+                &mut self.jobs,
+                objects,
+                |o| match o {
+                    Object::Job(j) => Some(j),
+                    _ => None,
+                },
+                Object::Job,
+            ),
             Resource::PersistentVolumeClaims | Resource::ControllerRevisions => Vec::new(),
             Resource::Leases => {
                 let removed = swap(
@@ -186,6 +209,7 @@ impl ShardCache {
             Resource::Nodes => self.nodes.get(key).map(|n| (&n.uid, !n.terminating)),
             Resource::Leases => self.leases.get(key).map(|l| (&l.uid, !l.terminating)),
             Resource::StatefulSets => self.statefulsets.get(key).map(|s| (&s.uid, !s.terminating)),
+            Resource::Jobs => self.jobs.get(key).map(|j| (&j.uid, !j.terminating)),
             Resource::PersistentVolumeClaims | Resource::ControllerRevisions => None,
         }
     }
@@ -218,6 +242,7 @@ impl ShardCache {
             Resource::Nodes => self.nodes.iter().map(|n| n.key.clone()).collect(),
             Resource::Leases => self.leases.iter().map(|l| l.key.clone()).collect(),
             Resource::StatefulSets => self.statefulsets.iter().map(|s| s.key.clone()).collect(),
+            Resource::Jobs => self.jobs.iter().map(|j| j.key.clone()).collect(),
             Resource::PersistentVolumeClaims | Resource::ControllerRevisions => Vec::new(),
         }
     }
@@ -230,6 +255,7 @@ impl ShardCache {
             Resource::Nodes => self.nodes.len(),
             Resource::Leases => self.leases.len(),
             Resource::StatefulSets => self.statefulsets.len(),
+            Resource::Jobs => self.jobs.len(),
             Resource::PersistentVolumeClaims | Resource::ControllerRevisions => 0,
         }
     }

@@ -77,7 +77,16 @@ pub struct PodView {
     pub created: i64,
     /// metadata.deletionTimestamp is set.
     pub terminating: bool,
+    /// It carries the Job controller's `batch.kubernetes.io/job-tracking` finalizer.
+    pub job_tracking: bool,
+    /// Its `batch.kubernetes.io/job-completion-index` annotation, for Indexed Jobs.
+    pub completion_index: Option<u32>,
 }
+
+/// The finalizer that keeps a finished Job Pod until its Job has counted it.
+pub const JOB_TRACKING_FINALIZER: &str = "batch.kubernetes.io/job-tracking";
+/// The annotation naming an Indexed Job Pod's completion index.
+pub const COMPLETION_INDEX_ANNOTATION: &str = "batch.kubernetes.io/job-completion-index";
 
 impl PodView {
     /// Active as the ReplicaSet controller counts it: not terminal, not being deleted.
@@ -170,6 +179,8 @@ pub enum Object {
     Lease(crate::node_views::LeaseView),
     /// A StatefulSet.
     StatefulSet(crate::statefulset_view::StatefulSetView),
+    /// A Job.
+    Job(crate::job_view::JobView),
 }
 
 impl Object {
@@ -181,6 +192,7 @@ impl Object {
             Object::Node(_) => Resource::Nodes,
             Object::Lease(_) => Resource::Leases,
             Object::StatefulSet(_) => Resource::StatefulSets,
+            Object::Job(_) => Resource::Jobs,
         }
     }
     /// namespace/name.
@@ -191,6 +203,7 @@ impl Object {
             Object::Node(n) => &n.key,
             Object::Lease(l) => &l.key,
             Object::StatefulSet(s) => &s.key,
+            Object::Job(j) => &j.key,
         }
     }
     /// metadata.uid.
@@ -201,6 +214,7 @@ impl Object {
             Object::Node(n) => &n.uid,
             Object::Lease(l) => &l.uid,
             Object::StatefulSet(s) => &s.uid,
+            Object::Job(j) => &j.uid,
         }
     }
     /// metadata.resourceVersion, when comparable.
@@ -211,6 +225,7 @@ impl Object {
             Object::Node(n) => n.resource_version,
             Object::Lease(l) => l.resource_version,
             Object::StatefulSet(s) => s.resource_version,
+            Object::Job(j) => j.resource_version,
         }
     }
     /// metadata.deletionTimestamp is set: the object is going away.
@@ -221,6 +236,7 @@ impl Object {
             Object::Node(n) => n.terminating,
             Object::Lease(l) => l.terminating,
             Object::StatefulSet(s) => s.terminating,
+            Object::Job(j) => j.terminating,
         }
     }
 
@@ -229,7 +245,7 @@ impl Object {
         match self {
             Object::ReplicaSet(r) => Some(r.generation),
             Object::StatefulSet(s) => Some(s.generation),
-            Object::Pod(_) | Object::Node(_) | Object::Lease(_) => None,
+            Object::Pod(_) | Object::Node(_) | Object::Lease(_) | Object::Job(_) => None,
         }
     }
 
@@ -237,9 +253,11 @@ impl Object {
     pub fn controller_ref(&self) -> Option<&OwnerRef> {
         match self {
             Object::Pod(p) => p.controller.as_ref(),
-            Object::ReplicaSet(_) | Object::Node(_) | Object::Lease(_) | Object::StatefulSet(_) => {
-                None
-            }
+            Object::ReplicaSet(_)
+            | Object::Node(_)
+            | Object::Lease(_)
+            | Object::StatefulSet(_)
+            | Object::Job(_) => None,
         }
     }
 }
@@ -257,6 +275,10 @@ struct MetaWire {
     labels: Option<BTreeMap<String, String>>,
     #[serde(default)]
     owner_references: Option<Vec<OwnerRefWire>>,
+    #[serde(default)]
+    finalizers: Option<Vec<String>>,
+    #[serde(default)]
+    annotations: Option<BTreeMap<String, String>>,
     creation_timestamp: Option<String>,
     deletion_timestamp: Option<String>,
     generation: Option<i64>,
@@ -428,6 +450,15 @@ fn lenient_pod(value: &serde_json::Value) -> Result<PodView, DecodeError> {
         terminating: value
             .pointer("/metadata/deletionTimestamp")
             .is_some_and(|t| !t.is_null()),
+        job_tracking: value
+            .pointer("/metadata/finalizers")
+            .and_then(Value::as_array)
+            .is_some_and(|f| f.iter().any(|f| f == JOB_TRACKING_FINALIZER)),
+        completion_index: value
+            .pointer("/metadata/annotations")
+            .and_then(|a| a.get(COMPLETION_INDEX_ANNOTATION))
+            .and_then(Value::as_str)
+            .and_then(|i| i.parse().ok()),
     })
 }
 
@@ -478,6 +509,17 @@ impl TryFrom<PodWire> for PodView {
                 .and_then(parse_rfc3339)
                 .unwrap_or(0),
             terminating: wire.metadata.deletion_timestamp.is_some(),
+            job_tracking: wire
+                .metadata
+                .finalizers
+                .as_ref()
+                .is_some_and(|f| f.iter().any(|f| f == JOB_TRACKING_FINALIZER)),
+            completion_index: wire
+                .metadata
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get(COMPLETION_INDEX_ANNOTATION))
+                .and_then(|i| i.parse().ok()),
         })
     }
 }
@@ -594,6 +636,8 @@ pub(crate) mod test_support {
             restarts: 0,
             created: rv as i64,
             terminating: false,
+            job_tracking: false,
+            completion_index: None,
         }
     }
 }
@@ -616,6 +660,13 @@ mod tests {
         assert_eq!(pod.resource_version, ResourceVersion::new(42));
         assert_eq!(pod.labels.get("app"), Some("web"));
         assert_eq!(pod.controller.as_ref().map(|o| o.uid.as_str()), Some("rs1"));
+        assert!(!pod.job_tracking);
+        let job_pod = br#"{"metadata":{"name":"pi-0-x","namespace":"default","uid":"u2","resourceVersion":"43",
+          "finalizers":["batch.kubernetes.io/job-tracking"],
+          "annotations":{"batch.kubernetes.io/job-completion-index":"3"}},"status":{"phase":"Succeeded"}}"#;
+        let job_pod = PodView::from_json(job_pod).expect("valid job pod");
+        assert!(job_pod.job_tracking);
+        assert_eq!(job_pod.completion_index, Some(3));
         assert_eq!(pod.node_name.as_deref(), Some("node-3"));
         assert!(pod.ready && pod.is_active());
         assert_eq!(pod.restarts, 2);

@@ -19,11 +19,13 @@ pub enum Resource {
     PersistentVolumeClaims,
     /// apps/v1 ControllerRevisions (written for update revisions, not cached).
     ControllerRevisions,
+    /// batch/v1 Jobs.
+    Jobs,
 }
 
 impl Resource {
     /// How many resources there are; the length of per-resource arrays.
-    pub const COUNT: usize = 7;
+    pub const COUNT: usize = 8;
     /// Every resource, in index order.
     pub const ALL: [Resource; Self::COUNT] = [
         Resource::Pods,
@@ -33,6 +35,7 @@ impl Resource {
         Resource::StatefulSets,
         Resource::PersistentVolumeClaims,
         Resource::ControllerRevisions,
+        Resource::Jobs,
     ];
 
     /// Position in per-resource arrays.
@@ -48,6 +51,7 @@ impl Resource {
                 "apps"
             }
             Resource::Leases => "coordination.k8s.io",
+            Resource::Jobs => "batch",
         }
     }
 
@@ -61,6 +65,7 @@ impl Resource {
             Resource::StatefulSets => "statefulsets",
             Resource::PersistentVolumeClaims => "persistentvolumeclaims",
             Resource::ControllerRevisions => "controllerrevisions",
+            Resource::Jobs => "jobs",
         }
     }
 
@@ -74,6 +79,7 @@ impl Resource {
             Resource::StatefulSets => "StatefulSet",
             Resource::PersistentVolumeClaims => "PersistentVolumeClaim",
             Resource::ControllerRevisions => "ControllerRevision",
+            Resource::Jobs => "Job",
         }
     }
 
@@ -85,6 +91,7 @@ impl Resource {
                 "apps/v1"
             }
             Resource::Leases => "coordination.k8s.io/v1",
+            Resource::Jobs => "batch/v1",
         }
     }
 

@@ -55,6 +55,7 @@ pub mod discovery;
 pub mod faults;
 pub mod gc;
 pub mod handlers;
+pub mod job_oracle;
 pub mod kubeconfig;
 pub mod kubelet;
 pub mod leadership;

@@ -63,6 +63,12 @@ pub enum ViolationKind {
     OrdinalBeforePredecessorReady,
     /// A StatefulSet's Pod with an ordinal below `spec.replicas` was deleted.
     WantedOrdinalDeleted,
+    /// A Job's Pod was created while the Job already ran `parallelism` active Pods.
+    JobOverParallelism,
+    /// An Indexed Job's Pod was created for an index that already had an active Pod.
+    JobDuplicateIndex,
+    /// A Job counted more successes than `completions`.
+    JobOverCounted,
 }
 
 /// A broken invariant, found at the revision of the write that broke it.
@@ -132,6 +138,7 @@ pub struct Oracle {
     replicasets: HashMap<String, RsInfo>,
     live: HashMap<String, i64>,
     statefulsets: crate::sts_oracle::StatefulSetOracle,
+    jobs: crate::job_oracle::JobOracle,
 }
 
 /// Whether a Node is marked unreachable: `Ready=Unknown`, or the unreachable taint.
@@ -210,9 +217,17 @@ impl Oracle {
                 {
                     self.violations.push(v);
                 }
+                if let Some(v) = self.jobs.record_pod(revision, verb, prev, new, user_agent) {
+                    self.violations.push(v);
+                }
                 self.record_pod(revision, verb, prev, new, obj, user_agent)
             }
             Resource::StatefulSets => self.statefulsets.record_set(prev, new),
+            Resource::Jobs => {
+                if let Some(v) = self.jobs.record_job(revision, prev, new, user_agent) {
+                    self.violations.push(v);
+                }
+            }
             Resource::ReplicaSets => {
                 let uid = meta_str(obj, "uid").to_string();
                 match new {
@@ -266,7 +281,10 @@ impl Oracle {
                 ViolationKind::OverCreate => live >= rs.desired,
                 ViolationKind::WantedPodDeleted => live <= rs.desired,
                 ViolationKind::OrdinalBeforePredecessorReady
-                | ViolationKind::WantedOrdinalDeleted => false,
+                | ViolationKind::WantedOrdinalDeleted
+                | ViolationKind::JobOverParallelism
+                | ViolationKind::JobDuplicateIndex
+                | ViolationKind::JobOverCounted => false,
             };
             if broken {
                 self.violations.push(Violation {

@@ -9,10 +9,10 @@ use crate::oracle::{ReplicaSetTruth, Verb, ViolationKind};
 use crate::report::{FaultEvent, ReportedViolation, StressReport, WriteCounts};
 use crate::request_faults::{ErrorRule, LatencyRule, Match};
 use crate::resource::Resource;
+use crate::scenario::WorkloadKind;
 use crate::scenario::{FaultKind, FaultWindow, Scenario};
 use crate::server::{ApiServer, ServerConfig, ServerError, start};
 use crate::status::ApiError;
-use crate::scenario::WorkloadKind;
 use crate::workload::{replicaset_manifest, statefulset_manifest};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -304,6 +304,9 @@ fn reported(server: &ApiServer) -> Vec<ReportedViolation> {
                     "statefulset-ordinal-after-ready-predecessor"
                 }
                 ViolationKind::WantedOrdinalDeleted => "statefulset-scale-down-highest-ordinals",
+                ViolationKind::JobOverParallelism => "job-at-most-parallelism-active",
+                ViolationKind::JobDuplicateIndex => "job-one-active-pod-per-index",
+                ViolationKind::JobOverCounted => "job-at-most-completions-counted",
             }
             .to_string(),
             object: format!("{}/{}", v.namespace, v.replicaset),
@@ -528,7 +531,9 @@ async fn drive(
         while let Some((_, action)) = actions.next_if(|(when, _)| *when <= at) {
             match action {
                 Action::Scale { name, replicas } => match kind {
-                    WorkloadKind::Replicaset => server.scale_replicaset(namespace, &name, replicas)?,
+                    WorkloadKind::Replicaset => {
+                        server.scale_replicaset(namespace, &name, replicas)?
+                    }
                     WorkloadKind::Statefulset => {
                         server.update_with(Resource::StatefulSets, namespace, &name, |s| {
                             s["spec"]["replicas"] = serde_json::json!(replicas);

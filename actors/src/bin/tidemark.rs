@@ -140,7 +140,7 @@ fn main() -> anyhow::Result<()> {
     init_logs(&args.log_format);
     let gates = FeatureGates::parse(
         &args.feature_gates,
-        &["ReplicaSet", "StatefulSet", "NodeLifecycle"],
+        &["ReplicaSet", "StatefulSet", "Job", "NodeLifecycle"],
     )
     .context("--feature-gates")?;
     let mut manager = ManagerConfig {

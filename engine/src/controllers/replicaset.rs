@@ -44,7 +44,7 @@ impl Reconciler for ReplicaSetController {
                     ));
                 }
             }
-            Object::Node(_) | Object::Lease(_) | Object::StatefulSet(_) => {}
+            Object::Node(_) | Object::Lease(_) | Object::StatefulSet(_) | Object::Job(_) => {}
         }
     }
 

@@ -224,7 +224,7 @@ impl Reconciler for StatefulSetController {
                     ));
                 }
             }
-            Object::ReplicaSet(_) | Object::Node(_) | Object::Lease(_) => {}
+            Object::ReplicaSet(_) | Object::Node(_) | Object::Lease(_) | Object::Job(_) => {}
         }
     }
 
@@ -374,6 +374,8 @@ mod tests {
             restarts: 0,
             created: 0,
             terminating,
+            job_tracking: false,
+            completion_index: None,
         }
     }
 

@@ -1,0 +1,525 @@
+//! Job (batch/v1): runs Pods until `completions` succeed (or one, for a work queue), at most
+//! `parallelism` at once; Indexed mode gives each Pod a completion index and never runs two for
+//! one index; `backoffLimit` and `activeDeadlineSeconds` fail the Job. Pods carry the
+//! `batch.kubernetes.io/job-tracking` finalizer so each is counted exactly once, as upstream: a
+//! finished Pod's UID is first recorded in `status.uncountedTerminatedPods`, then its finalizer
+//! is removed, then it moves into the counters in the same write that forgets the UID.
+
+use crate::action::{Action, Plan};
+use crate::cache::ShardCache;
+use crate::job_view::{JobView, format_indexes};
+use crate::key::ObjectKey;
+use crate::object::{
+    COMPLETION_INDEX_ANNOTATION, JOB_TRACKING_FINALIZER, Object, PodPhase, PodView,
+};
+use crate::reconciler::{Context, ReconcileError, Reconciler};
+use crate::resource::Resource;
+use serde_json::{Value, json};
+use smallvec::SmallVec;
+use std::collections::BTreeSet;
+
+/// The controller.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct JobController;
+
+fn finished(pod: &PodView) -> Option<bool> {
+    match pod.phase {
+        PodPhase::Succeeded => Some(true),
+        PodPhase::Failed => Some(false),
+        _ => None,
+    }
+}
+
+fn pod_for(job: &JobView, index: Option<u32>) -> Result<Action, ReconcileError> {
+    let template = job
+        .raw
+        .pointer("/spec/template")
+        .ok_or_else(|| ReconcileError {
+            controller: "job",
+            message: format!("{} has no spec.template", job.key),
+        })?;
+    let mut labels = template
+        .pointer("/metadata/labels")
+        .cloned()
+        .unwrap_or(json!({}));
+    let mut annotations = template
+        .pointer("/metadata/annotations")
+        .cloned()
+        .unwrap_or(json!({}));
+    if let Some(map) = labels.as_object_mut() {
+        map.insert("batch.kubernetes.io/job-name".into(), json!(job.key.name()));
+        map.insert(
+            "batch.kubernetes.io/controller-uid".into(),
+            json!(job.uid.as_str()),
+        );
+    }
+    let generate_name = match index {
+        Some(i) => {
+            if let Some(map) = annotations.as_object_mut() {
+                map.insert(COMPLETION_INDEX_ANNOTATION.into(), json!(i.to_string()));
+            }
+            format!("{}-{i}-", job.key.name())
+        }
+        None => format!("{}-", job.key.name()),
+    };
+    Ok(Action::Create {
+        resource: Resource::Pods,
+        namespace: job.key.namespace_arc().clone(),
+        body: json!({
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "generateName": generate_name,
+                "namespace": job.key.namespace(),
+                "labels": labels,
+                "annotations": annotations,
+                "finalizers": [JOB_TRACKING_FINALIZER],
+                "ownerReferences": [{
+                    "apiVersion": "batch/v1", "kind": "Job", "name": job.key.name(),
+                    "uid": job.uid.as_str(), "controller": true, "blockOwnerDeletion": true,
+                }],
+            },
+            "spec": template.get("spec").cloned().unwrap_or(json!({})),
+        }),
+    })
+}
+
+fn unfinalize(pod: &PodView) -> Action {
+    Action::Patch {
+        resource: Resource::Pods,
+        key: pod.key.clone(),
+        patch: json!({"metadata": {"finalizers": null}}),
+    }
+}
+
+fn delete(pod: &PodView) -> Action {
+    Action::Delete {
+        resource: Resource::Pods,
+        key: pod.key.clone(),
+        uid: pod.uid.clone(),
+    }
+}
+
+struct Tally {
+    succeeded: i32,
+    failed: i32,
+    uncounted_succeeded: Vec<String>,
+    uncounted_failed: Vec<String>,
+    completed_indexes: BTreeSet<u32>,
+    recorded: usize,
+}
+
+/// Moves finished Pods through the tracking steps; returns the new counters and the finalizer
+/// removals that are due (for Pods whose UID the *cached* status already records).
+fn track<'a>(job: &JobView, pods: &[&'a PodView]) -> (Tally, Vec<&'a PodView>) {
+    let mut tally = Tally {
+        succeeded: job.status.succeeded,
+        failed: job.status.failed,
+        uncounted_succeeded: Vec::new(),
+        uncounted_failed: Vec::new(),
+        completed_indexes: job.status.completed_indexes.iter().copied().collect(),
+        recorded: 0,
+    };
+    let mut unfinalize = Vec::new();
+    let by_uid = |uid: &str| pods.iter().find(|p| p.uid.as_str() == uid);
+    for (recorded, counted, into) in [
+        (
+            &job.status.uncounted_succeeded,
+            &mut tally.succeeded,
+            &mut tally.uncounted_succeeded,
+        ),
+        (
+            &job.status.uncounted_failed,
+            &mut tally.failed,
+            &mut tally.uncounted_failed,
+        ),
+    ] {
+        for uid in recorded {
+            match by_uid(uid) {
+                Some(pod) if pod.job_tracking => into.push(uid.clone()),
+                _ => *counted += 1,
+            }
+        }
+    }
+    for pod in pods {
+        let Some(success) = finished(pod) else {
+            continue;
+        };
+        if !pod.job_tracking {
+            continue;
+        }
+        let uid = pod.uid.as_str();
+        let known = job
+            .status
+            .uncounted_succeeded
+            .iter()
+            .chain(&job.status.uncounted_failed)
+            .any(|u| u == uid);
+        if known {
+            unfinalize.push(*pod);
+        } else if success {
+            tally.uncounted_succeeded.push(uid.to_string());
+            tally.recorded += 1;
+        } else {
+            tally.uncounted_failed.push(uid.to_string());
+            tally.recorded += 1;
+        }
+        if success && let Some(i) = pod.completion_index {
+            tally.completed_indexes.insert(i);
+        }
+    }
+    (tally, unfinalize)
+}
+
+impl Reconciler for JobController {
+    fn name(&self) -> &'static str {
+        "job"
+    }
+    fn gate_name(&self) -> &'static str {
+        "Job"
+    }
+    fn primary(&self) -> Resource {
+        Resource::Jobs
+    }
+    fn reads(&self) -> &'static [Resource] {
+        &[Resource::Jobs, Resource::Pods]
+    }
+
+    fn keys_for(&self, object: &Object, keys: &mut SmallVec<[ObjectKey; 2]>) {
+        match object {
+            Object::Job(job) => keys.push(job.key.clone()),
+            Object::Pod(pod) => {
+                if let Some(owner) = pod.controller.as_ref().filter(|o| &*o.kind == "Job") {
+                    keys.push(ObjectKey::new(
+                        pod.key.namespace_arc().clone(),
+                        owner.name.clone(),
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn reconcile(
+        &self,
+        key: &ObjectKey,
+        cache: &ShardCache,
+        ctx: &Context,
+    ) -> Result<Plan, ReconcileError> {
+        let Some(job) = cache.jobs.get(key) else {
+            return Ok(Plan::default());
+        };
+        let pods: Vec<&PodView> = cache.pods.owned_by(&job.uid).collect();
+        let mut active: Vec<&PodView> = pods.iter().copied().filter(|p| p.is_active()).collect();
+        let (tally, finalizers_due) = track(job, &pods);
+        let mut plan = Plan::default();
+        let succeeded_total =
+            tally.succeeded + i32::try_from(tally.uncounted_succeeded.len()).unwrap_or(i32::MAX);
+        let failed_total =
+            tally.failed + i32::try_from(tally.uncounted_failed.len()).unwrap_or(i32::MAX);
+        let completions = job.completions.unwrap_or(1);
+        let complete = if job.indexed {
+            tally.completed_indexes.len() >= usize::try_from(completions).unwrap_or(0)
+        } else {
+            match job.completions {
+                Some(c) => succeeded_total >= c,
+                None => succeeded_total >= 1 && active.is_empty(),
+            }
+        };
+        let start_time = job.status.start_time.unwrap_or(ctx.unix_secs);
+        let deadline_exceeded = job
+            .active_deadline_seconds
+            .is_some_and(|d| ctx.unix_secs.saturating_sub(start_time) >= d);
+        let failure = if failed_total > job.backoff_limit {
+            Some((
+                "BackoffLimitExceeded",
+                "Job has reached the specified backoff limit",
+            ))
+        } else if deadline_exceeded {
+            Some((
+                "DeadlineExceeded",
+                "Job was active longer than specified deadline",
+            ))
+        } else {
+            None
+        };
+        // As upstream: the finished condition waits until every finished Pod is counted.
+        let all_counted = tally.uncounted_succeeded.is_empty() && tally.uncounted_failed.is_empty();
+        let mut condition: Option<Value> = None;
+        let mut deletes: Vec<Action> = Vec::new();
+        let mut creates: Vec<Action> = Vec::new();
+        if job.finished() || job.terminating {
+            deletes = active.iter().map(|p| delete(p)).collect();
+        } else if let Some((reason, message)) = failure {
+            deletes = active.iter().map(|p| delete(p)).collect();
+            if all_counted && active.is_empty() {
+                condition = Some(
+                    json!({"type": "Failed", "status": "True", "reason": reason, "message": message,
+                    "lastTransitionTime": crate::time::format_rfc3339(ctx.unix_secs)}),
+                );
+            }
+        } else if complete {
+            deletes = active.iter().map(|p| delete(p)).collect();
+            if all_counted && active.is_empty() {
+                condition = Some(json!({"type": "Complete", "status": "True",
+                    "lastTransitionTime": crate::time::format_rfc3339(ctx.unix_secs)}));
+            }
+        } else if !job.suspended {
+            let parallelism = usize::try_from(job.parallelism).unwrap_or(0);
+            if job.indexed {
+                let running: BTreeSet<u32> =
+                    active.iter().filter_map(|p| p.completion_index).collect();
+                let pending: Vec<u32> = (0..u32::try_from(completions).unwrap_or(0))
+                    .filter(|i| !tally.completed_indexes.contains(i) && !running.contains(i))
+                    .take(parallelism.saturating_sub(active.len()))
+                    .collect();
+                creates = pending
+                    .into_iter()
+                    .map(|i| pod_for(job, Some(i)))
+                    .collect::<Result<_, _>>()?;
+            } else {
+                let remaining = match job.completions {
+                    Some(c) => usize::try_from(c - succeeded_total).unwrap_or(0),
+                    None if succeeded_total > 0 => 0,
+                    None => parallelism,
+                };
+                let wanted = parallelism.min(remaining);
+                if active.len() < wanted {
+                    creates = (active.len()..wanted)
+                        .map(|_| pod_for(job, None))
+                        .collect::<Result<_, _>>()?;
+                }
+            }
+            if active.len() > parallelism {
+                active.sort_by_key(|p| std::cmp::Reverse(p.created));
+                deletes = active[..active.len() - parallelism]
+                    .iter()
+                    .map(|p| delete(p))
+                    .collect();
+            }
+        }
+        let active_after = i32::try_from(active.len()).unwrap_or(i32::MAX);
+        let status_changed = tally.recorded > 0
+            || tally.succeeded != job.status.succeeded
+            || tally.failed != job.status.failed
+            || job.status.start_time.is_none()
+            || active_after != job.status.active
+            || condition.is_some()
+            || (job.indexed
+                && tally.completed_indexes.iter().copied().collect::<Vec<_>>()
+                    != job.status.completed_indexes);
+        if status_changed {
+            let mut body = (*job.raw).clone();
+            let mut status = body["status"].take();
+            if !status.is_object() {
+                status = json!({});
+            }
+            status["active"] = json!(active_after);
+            status["succeeded"] = json!(tally.succeeded);
+            status["failed"] = json!(tally.failed);
+            status["uncountedTerminatedPods"] = json!({
+                "succeeded": tally.uncounted_succeeded,
+                "failed": tally.uncounted_failed,
+            });
+            status["startTime"] = json!(crate::time::format_rfc3339(start_time));
+            if job.indexed {
+                let indexes: Vec<u32> = tally.completed_indexes.iter().copied().collect();
+                status["completedIndexes"] = json!(format_indexes(&indexes));
+            }
+            if let Some(c) = condition {
+                let complete = c["type"] == "Complete";
+                let mut conditions = status["conditions"].as_array().cloned().unwrap_or_default();
+                conditions.push(c);
+                status["conditions"] = json!(conditions);
+                if complete {
+                    status["completionTime"] = json!(crate::time::format_rfc3339(ctx.unix_secs));
+                }
+            }
+            body["status"] = status;
+            plan.steps.push(vec![Action::UpdateStatus {
+                resource: Resource::Jobs,
+                key: job.key.clone(),
+                body,
+            }]);
+        }
+        plan.steps
+            .push(finalizers_due.iter().map(|p| unfinalize(p)).collect());
+        plan.push_slow_start(creates);
+        plan.steps.push(deletes);
+        if let Some(d) = job.active_deadline_seconds
+            && !job.finished()
+        {
+            let left = (start_time + d).saturating_sub(ctx.unix_secs).max(1);
+            plan.requeue_after = Some(std::time::Duration::from_secs(
+                u64::try_from(left).unwrap_or(1),
+            ));
+        }
+        Ok(plan)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::key::Uid;
+    use crate::labels::Labels;
+    use crate::object::OwnerRef;
+    use std::time::Instant;
+
+    fn job(spec: Value, status: Value) -> JobView {
+        let mut spec = spec;
+        spec["template"] = json!({"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}});
+        JobView::from_value(json!({
+            "metadata": {"name": "pi", "namespace": "ns", "uid": "uid-pi", "resourceVersion": "5"},
+            "spec": spec,
+            "status": status,
+        }))
+        .expect("job")
+    }
+
+    fn pod(name: &str, phase: PodPhase, tracking: bool, index: Option<u32>) -> PodView {
+        PodView {
+            key: ObjectKey::new("ns", name),
+            uid: Uid::new(format!("uid-{name}")),
+            resource_version: None,
+            labels: Labels::default(),
+            controller: Some(OwnerRef {
+                kind: "Job".into(),
+                name: "pi".into(),
+                uid: Uid::new("uid-pi"),
+            }),
+            node_name: None,
+            phase,
+            ready: phase == PodPhase::Running,
+            ready_since: None,
+            restarts: 0,
+            created: 0,
+            terminating: false,
+            job_tracking: tracking,
+            completion_index: index,
+        }
+    }
+
+    fn plan(job: &JobView, pods: Vec<PodView>) -> Plan {
+        let mut cache = ShardCache::default();
+        cache.apply(Object::Job(job.clone()));
+        for p in pods {
+            cache.apply(Object::Pod(p));
+        }
+        let ctx = Context {
+            now: Instant::now(),
+            unix_secs: 1_000,
+        };
+        JobController
+            .reconcile(&job.key, &cache, &ctx)
+            .expect("plan")
+    }
+
+    fn actions(plan: &Plan) -> Vec<&Action> {
+        plan.steps.iter().flatten().collect()
+    }
+
+    fn creates(plan: &Plan) -> usize {
+        actions(plan)
+            .iter()
+            .filter(|a| matches!(a, Action::Create { .. }))
+            .count()
+    }
+
+    fn status(plan: &Plan) -> Option<&Value> {
+        actions(plan).into_iter().find_map(|a| match a {
+            Action::UpdateStatus { body, .. } => Some(&body["status"]),
+            _ => None,
+        })
+    }
+
+    #[test]
+    fn it_runs_at_most_parallelism_pods_with_the_tracking_finalizer() {
+        let j = job(json!({"parallelism": 3, "completions": 10}), json!({}));
+        let p = plan(&j, vec![pod("a", PodPhase::Running, true, None)]);
+        assert_eq!(creates(&p), 2);
+        let body = actions(&p).into_iter().find_map(|a| match a {
+            Action::Create { body, .. } => Some(body),
+            _ => None,
+        });
+        assert_eq!(
+            body.expect("create")["metadata"]["finalizers"][0],
+            JOB_TRACKING_FINALIZER
+        );
+    }
+
+    #[test]
+    fn a_finished_pod_is_recorded_then_unfinalized_then_counted_once() {
+        let j = job(json!({"parallelism": 1, "completions": 2}), json!({}));
+        let done = pod("a", PodPhase::Succeeded, true, None);
+        let first = plan(&j, vec![done.clone()]);
+        let s = status(&first).expect("status");
+        assert_eq!(s["uncountedTerminatedPods"]["succeeded"], json!(["uid-a"]));
+        assert_eq!(
+            s["succeeded"], 0,
+            "not counted before its finalizer is gone"
+        );
+        assert!(
+            !actions(&first)
+                .iter()
+                .any(|a| matches!(a, Action::Patch { .. })),
+            "the finalizer stays until the status records the Pod"
+        );
+        let recorded = job(
+            json!({"parallelism": 1, "completions": 2}),
+            json!({"uncountedTerminatedPods": {"succeeded": ["uid-a"]}, "startTime": "1970-01-01T00:16:40Z", "active": 1}),
+        );
+        let second = plan(
+            &recorded,
+            vec![done, pod("b", PodPhase::Running, true, None)],
+        );
+        assert!(
+            actions(&second)
+                .iter()
+                .any(|a| matches!(a, Action::Patch { key, .. } if key.name() == "a"))
+        );
+        let unfinalized = pod("a", PodPhase::Succeeded, false, None);
+        let third = plan(
+            &recorded,
+            vec![unfinalized, pod("b", PodPhase::Running, true, None)],
+        );
+        let s = status(&third).expect("status");
+        assert_eq!(s["succeeded"], 1);
+        assert_eq!(s["uncountedTerminatedPods"]["succeeded"], json!([]));
+    }
+
+    #[test]
+    fn indexed_jobs_run_one_pod_per_pending_index() {
+        let j = job(
+            json!({"parallelism": 3, "completions": 4, "completionMode": "Indexed"}),
+            json!({"completedIndexes": "0"}),
+        );
+        let p = plan(&j, vec![pod("pi-1-x", PodPhase::Running, true, Some(1))]);
+        let indexes: Vec<String> = actions(&p)
+            .into_iter()
+            .filter_map(|a| match a {
+                Action::Create { body, .. } => body["metadata"]["annotations"]
+                    [COMPLETION_INDEX_ANNOTATION]
+                    .as_str()
+                    .map(str::to_string),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(indexes, vec!["2", "3"]);
+    }
+
+    #[test]
+    fn past_the_backoff_limit_the_job_fails_and_its_pods_go() {
+        let j = job(
+            json!({"parallelism": 2, "completions": 5, "backoffLimit": 1}),
+            json!({"failed": 2}),
+        );
+        let p = plan(&j, vec![pod("a", PodPhase::Running, true, None)]);
+        assert_eq!(creates(&p), 0);
+        assert!(p.is_destructive(), "its Pods are deleted first");
+        let p = plan(&j, vec![]);
+        let s = status(&p).expect("status");
+        assert_eq!(s["conditions"][0]["type"], "Failed");
+        assert_eq!(s["conditions"][0]["reason"], "BackoffLimitExceeded");
+    }
+}
