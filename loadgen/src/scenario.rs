@@ -208,6 +208,12 @@ pub struct Workload {
     /// StatefulSets only: `podManagementPolicy: Parallel` (else OrderedReady).
     #[serde(default)]
     pub parallel: bool,
+    /// Jobs only: `completions` (each Job's target).
+    #[serde(default)]
+    pub completions: i32,
+    /// Jobs only: `completionMode: Indexed` for every other Job.
+    #[serde(default)]
+    pub indexed: bool,
     /// Namespace of the workload.
     #[serde(default = "default_namespace")]
     pub namespace: String,
@@ -235,6 +241,8 @@ pub enum WorkloadKind {
     Replicaset,
     /// apps/v1 StatefulSets.
     Statefulset,
+    /// batch/v1 Jobs (steps set `parallelism`).
+    Job,
 }
 
 impl WorkloadKind {
@@ -243,6 +251,7 @@ impl WorkloadKind {
         match self {
             WorkloadKind::Replicaset => Resource::ReplicaSets,
             WorkloadKind::Statefulset => Resource::StatefulSets,
+            WorkloadKind::Job => Resource::Jobs,
         }
     }
 
@@ -251,6 +260,7 @@ impl WorkloadKind {
         match self {
             WorkloadKind::Replicaset => format!("rs-{i}"),
             WorkloadKind::Statefulset => format!("sts-{i}"),
+            WorkloadKind::Job => format!("job-{i}"),
         }
     }
 }

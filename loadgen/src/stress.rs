@@ -13,7 +13,7 @@ use crate::scenario::WorkloadKind;
 use crate::scenario::{FaultKind, FaultWindow, Scenario};
 use crate::server::{ApiServer, ServerConfig, ServerError, start};
 use crate::status::ApiError;
-use crate::workload::{replicaset_manifest, statefulset_manifest};
+use crate::workload::{job_manifest, replicaset_manifest, statefulset_manifest};
 use std::path::PathBuf;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -69,7 +69,36 @@ fn truth(server: &ApiServer, kind: WorkloadKind) -> Vec<ReplicaSetTruth> {
     match kind {
         WorkloadKind::Replicaset => server.replicaset_truth(),
         WorkloadKind::Statefulset => server.statefulset_truth(),
+        WorkloadKind::Job => job_truth(server),
     }
+}
+
+/// A Job seen as a set: converged once it is Complete with exactly `completions` successes.
+fn job_truth(server: &ApiServer) -> Vec<ReplicaSetTruth> {
+    server
+        .list(Resource::Jobs)
+        .iter()
+        .map(|j| {
+            let complete = j["status"]["conditions"]
+                .as_array()
+                .is_some_and(|cs| cs.iter().any(|c| c["type"] == "Complete"));
+            let completions = j["spec"]["completions"].as_i64().unwrap_or(1);
+            let succeeded = j["status"]["succeeded"].as_i64().unwrap_or(0);
+            ReplicaSetTruth {
+                namespace: j["metadata"]["namespace"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+                name: j["metadata"]["name"].as_str().unwrap_or("").to_string(),
+                generation: 0,
+                spec_replicas: completions,
+                live_pods: if complete { succeeded } else { -1 },
+                status_replicas: succeeded,
+                status_ready_replicas: succeeded,
+                observed_generation: 0,
+            }
+        })
+        .collect()
 }
 
 async fn wait_converged(
@@ -380,6 +409,13 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
             WorkloadKind::Statefulset => {
                 statefulset_manifest(namespace, &name, w.initial_replicas, w.parallel)
             }
+            WorkloadKind::Job => job_manifest(
+                namespace,
+                &name,
+                w.initial_replicas,
+                w.completions,
+                w.indexed && i % 2 == 1,
+            ),
         };
         server.create(w.kind.resource(), namespace, manifest)?;
     }
@@ -514,7 +550,11 @@ async fn drive(
     let scenario = &options.scenario;
     let namespace = scenario.workload.namespace.as_str();
     let kind = scenario.workload.kind;
-    if wait_converged(server, kind, namespace, READY_BOUND, managers)
+    if kind == WorkloadKind::Job {
+        // A Job settles by finishing: the scenario starts while its Jobs run.
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        managers.check_alive()?;
+    } else if wait_converged(server, kind, namespace, READY_BOUND, managers)
         .await?
         .is_none()
     {
@@ -537,6 +577,11 @@ async fn drive(
                     WorkloadKind::Statefulset => {
                         server.update_with(Resource::StatefulSets, namespace, &name, |s| {
                             s["spec"]["replicas"] = serde_json::json!(replicas);
+                        })?;
+                    }
+                    WorkloadKind::Job => {
+                        server.update_with(Resource::Jobs, namespace, &name, |j| {
+                            j["spec"]["parallelism"] = serde_json::json!(replicas);
                         })?;
                     }
                 },

@@ -45,3 +45,29 @@ pub fn statefulset_manifest(namespace: &str, name: &str, replicas: i32, parallel
         }
     })
 }
+
+/// A Job `name` of the pause image: `parallelism` at once until `completions` succeed.
+pub fn job_manifest(
+    namespace: &str,
+    name: &str,
+    parallelism: i32,
+    completions: i32,
+    indexed: bool,
+) -> Value {
+    json!({
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": namespace, "labels": {"job": name}},
+        "spec": {
+            "parallelism": parallelism,
+            "completions": completions,
+            "backoffLimit": 6,
+            "completionMode": if indexed { "Indexed" } else { "NonIndexed" },
+            "template": {
+                "metadata": {"labels": {"job": name}},
+                "spec": {"restartPolicy": "Never", "containers": [{"name": "work", "image": "registry.k8s.io/pause:3.10",
+                    "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}}]}
+            }
+        }
+    })
+}
