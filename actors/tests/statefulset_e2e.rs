@@ -125,8 +125,11 @@ fn with_the_statefulset_gate_off_an_ordinal_comes_before_its_predecessor_is_read
     with_runtime(|io| async move {
         let (violations, _) = down_and_up(&io, "StaleControllerConsistencyStatefulSet=false").await;
         assert!(
-            !violations.is_empty(),
-            "the lagging cache shows a deleted predecessor as Ready"
+            violations.iter().any(|v| matches!(
+                v.kind,
+                ViolationKind::OrdinalBeforePredecessorReady | ViolationKind::WantedOrdinalDeleted
+            )),
+            "the lagging cache shows a deleted predecessor as Ready: {violations:#?}"
         );
     });
 }
