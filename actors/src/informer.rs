@@ -14,8 +14,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 use tidemark_engine::{
-    Change, DecodeError, JobView, LeaseView, NodeView, Object, PodView, ReplicaSetView, Resource,
-    ResourceVersion, ShardRouter, StatefulSetView,
+    Change, DaemonSetView, DecodeError, JobView, LeaseView, NodeView, Object, PodView,
+    ReplicaSetView, Resource, ResourceVersion, ShardRouter, StatefulSetView,
 };
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -44,6 +44,9 @@ pub fn decode(resource: Resource, raw: &RawValue) -> Result<(Object, bool), Deco
             StatefulSetView::from_json(bytes).map(|s| (Object::StatefulSet(s), false))
         }
         Resource::Jobs => JobView::from_json(bytes).map(|j| (Object::Job(j), false)),
+        Resource::DaemonSets => {
+            DaemonSetView::from_json(bytes).map(|d| (Object::DaemonSet(d), false))
+        }
         Resource::PersistentVolumeClaims | Resource::ControllerRevisions => Err(
             DecodeError::Malformed(format!("{resource} are written, never cached")),
         ),
@@ -242,7 +245,13 @@ impl Informer {
             let page: ObjectList<Box<RawValue>> = self.client.request(request).await?;
             for item in page.items {
                 if let Some(object) = self.decode_or_report(&item) {
-                    per_shard[self.router.route(&object).0].push(object);
+                    if self.resource.broadcast() {
+                        for slot in per_shard.iter_mut() {
+                            slot.push(object.clone());
+                        }
+                    } else {
+                        per_shard[self.router.route(&object).0].push(object);
+                    }
                 }
             }
             match page.metadata.continue_.filter(|c| !c.is_empty()) {
@@ -388,10 +397,16 @@ impl Informer {
                     *from = v.to_string();
                 }
                 if let Some(change) = change {
-                    let shard = match &change {
-                        Change::Applied(o) | Change::Deleted(o) => self.router.route(o),
-                    };
-                    per_shard[shard.0].push(change);
+                    if self.resource.broadcast() {
+                        for slot in per_shard.iter_mut() {
+                            slot.push(change.clone());
+                        }
+                    } else {
+                        let shard = match &change {
+                            Change::Applied(o) | Change::Deleted(o) => self.router.route(o),
+                        };
+                        per_shard[shard.0].push(change);
+                    }
                     self.state.events.fetch_add(1, Ordering::Relaxed);
                 }
             }

@@ -15,9 +15,9 @@ use kube::Client;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use tidemark_engine::{
-    BreakerConfig, ControllerSpec, ControllerStats, FeatureGates, JobController,
-    NodeLifecycleController, Reconciler, ReplicaSetController, Resource, Shard, ShardId,
-    ShardRouter, StatefulSetController,
+    BreakerConfig, ControllerSpec, ControllerStats, DaemonSetController, FeatureGates,
+    JobController, NodeLifecycleController, Reconciler, ReplicaSetController, Resource, Shard,
+    ShardId, ShardRouter, StatefulSetController,
 };
 use tokio::sync::{mpsc, watch};
 
@@ -33,7 +33,13 @@ pub fn io_runtime() -> std::io::Result<tokio::runtime::Runtime> {
 }
 
 /// Controllers this build can run, by their `--controllers` name.
-pub const ONBOARDED: &[&str] = &["replicaset", "statefulset", "job", "nodelifecycle"];
+pub const ONBOARDED: &[&str] = &[
+    "replicaset",
+    "statefulset",
+    "daemonset",
+    "job",
+    "nodelifecycle",
+];
 
 /// Why the manager could not start.
 #[derive(Debug, thiserror::Error)]
@@ -95,6 +101,7 @@ fn reconciler(name: &str, config: &ManagerConfig) -> Result<Box<dyn Reconciler>,
         "replicaset" => Ok(Box::new(ReplicaSetController)),
         "statefulset" => Ok(Box::new(StatefulSetController)),
         "job" => Ok(Box::new(JobController)),
+        "daemonset" => Ok(Box::new(DaemonSetController)),
         "nodelifecycle" => Ok(Box::new(NodeLifecycleController {
             grace_period: config.node_monitor_grace_period,
         })),
@@ -304,7 +311,7 @@ impl Manager {
                     consistency,
                 });
             }
-            let mut shard = Shard::new(ShardId(index), specs);
+            let mut shard = Shard::new(ShardId(index), specs).with_router(router.clone());
             if config.leader_election.is_some() {
                 shard.follow();
             }

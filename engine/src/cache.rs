@@ -1,5 +1,6 @@
 //! A shard's cache: one [`Store`] per resource, and what an applied change means for it.
 
+use crate::daemonset_view::DaemonSetView;
 use crate::job_view::JobView;
 use crate::key::{ObjectKey, Uid};
 use crate::node_views::{LeaseView, NodeView};
@@ -46,6 +47,15 @@ impl Cached for StatefulSetView {
     }
 }
 
+impl Cached for DaemonSetView {
+    fn key(&self) -> &ObjectKey {
+        &self.key
+    }
+    fn owner_uid(&self) -> Option<&Uid> {
+        None
+    }
+}
+
 impl Cached for JobView {
     fn key(&self) -> &ObjectKey {
         &self.key
@@ -79,6 +89,8 @@ pub struct ShardCache {
     pub statefulsets: Store<StatefulSetView>,
     /// Jobs routed to this shard.
     pub jobs: Store<JobView>,
+    /// DaemonSets routed to this shard.
+    pub daemonsets: Store<DaemonSetView>,
     /// When this shard last saw each Lease change (monotonic), the clock node lifecycle
     /// measures silence with.
     lease_observed: AHashMap<ObjectKey, Instant>,
@@ -94,6 +106,7 @@ impl ShardCache {
             Object::Lease(l) => self.leases.apply(l).map(Object::Lease),
             Object::StatefulSet(s) => self.statefulsets.apply(s).map(Object::StatefulSet),
             Object::Job(j) => self.jobs.apply(j).map(Object::Job),
+            Object::DaemonSet(d) => self.daemonsets.apply(d).map(Object::DaemonSet),
         }
     }
 
@@ -105,6 +118,7 @@ impl ShardCache {
             Resource::Nodes => self.nodes.remove(key).map(Object::Node),
             Resource::StatefulSets => self.statefulsets.remove(key).map(Object::StatefulSet),
             Resource::Jobs => self.jobs.remove(key).map(Object::Job),
+            Resource::DaemonSets => self.daemonsets.remove(key).map(Object::DaemonSet),
             Resource::PersistentVolumeClaims | Resource::ControllerRevisions => None,
             Resource::Leases => {
                 self.lease_observed.remove(key);
@@ -171,6 +185,15 @@ impl ShardCache {
                 },
                 Object::Job,
             ),
+            Resource::DaemonSets => swap(
+                &mut self.daemonsets,
+                objects,
+                |o| match o {
+                    Object::DaemonSet(d) => Some(d),
+                    _ => None,
+                },
+                Object::DaemonSet,
+            ),
             Resource::PersistentVolumeClaims | Resource::ControllerRevisions => Vec::new(),
             Resource::Leases => {
                 let removed = swap(
@@ -210,6 +233,7 @@ impl ShardCache {
             Resource::Leases => self.leases.get(key).map(|l| (&l.uid, !l.terminating)),
             Resource::StatefulSets => self.statefulsets.get(key).map(|s| (&s.uid, !s.terminating)),
             Resource::Jobs => self.jobs.get(key).map(|j| (&j.uid, !j.terminating)),
+            Resource::DaemonSets => self.daemonsets.get(key).map(|d| (&d.uid, !d.terminating)),
             Resource::PersistentVolumeClaims | Resource::ControllerRevisions => None,
         }
     }
@@ -219,6 +243,7 @@ impl ShardCache {
         match resource {
             Resource::ReplicaSets => self.replicasets.get(key).map(|r| r.generation),
             Resource::StatefulSets => self.statefulsets.get(key).map(|s| s.generation),
+            Resource::DaemonSets => self.daemonsets.get(key).map(|d| d.generation),
             _ => None,
         }
     }
@@ -243,6 +268,7 @@ impl ShardCache {
             Resource::Leases => self.leases.iter().map(|l| l.key.clone()).collect(),
             Resource::StatefulSets => self.statefulsets.iter().map(|s| s.key.clone()).collect(),
             Resource::Jobs => self.jobs.iter().map(|j| j.key.clone()).collect(),
+            Resource::DaemonSets => self.daemonsets.iter().map(|d| d.key.clone()).collect(),
             Resource::PersistentVolumeClaims | Resource::ControllerRevisions => Vec::new(),
         }
     }
@@ -256,6 +282,7 @@ impl ShardCache {
             Resource::Leases => self.leases.len(),
             Resource::StatefulSets => self.statefulsets.len(),
             Resource::Jobs => self.jobs.len(),
+            Resource::DaemonSets => self.daemonsets.len(),
             Resource::PersistentVolumeClaims | Resource::ControllerRevisions => 0,
         }
     }

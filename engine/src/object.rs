@@ -181,6 +181,8 @@ pub enum Object {
     StatefulSet(crate::statefulset_view::StatefulSetView),
     /// A Job.
     Job(crate::job_view::JobView),
+    /// A DaemonSet.
+    DaemonSet(crate::daemonset_view::DaemonSetView),
 }
 
 impl Object {
@@ -193,6 +195,7 @@ impl Object {
             Object::Lease(_) => Resource::Leases,
             Object::StatefulSet(_) => Resource::StatefulSets,
             Object::Job(_) => Resource::Jobs,
+            Object::DaemonSet(_) => Resource::DaemonSets,
         }
     }
     /// namespace/name.
@@ -204,6 +207,7 @@ impl Object {
             Object::Lease(l) => &l.key,
             Object::StatefulSet(s) => &s.key,
             Object::Job(j) => &j.key,
+            Object::DaemonSet(d) => &d.key,
         }
     }
     /// metadata.uid.
@@ -215,6 +219,7 @@ impl Object {
             Object::Lease(l) => &l.uid,
             Object::StatefulSet(s) => &s.uid,
             Object::Job(j) => &j.uid,
+            Object::DaemonSet(d) => &d.uid,
         }
     }
     /// metadata.resourceVersion, when comparable.
@@ -226,6 +231,7 @@ impl Object {
             Object::Lease(l) => l.resource_version,
             Object::StatefulSet(s) => s.resource_version,
             Object::Job(j) => j.resource_version,
+            Object::DaemonSet(d) => d.resource_version,
         }
     }
     /// metadata.deletionTimestamp is set: the object is going away.
@@ -237,6 +243,7 @@ impl Object {
             Object::Lease(l) => l.terminating,
             Object::StatefulSet(s) => s.terminating,
             Object::Job(j) => j.terminating,
+            Object::DaemonSet(d) => d.terminating,
         }
     }
 
@@ -245,6 +252,7 @@ impl Object {
         match self {
             Object::ReplicaSet(r) => Some(r.generation),
             Object::StatefulSet(s) => Some(s.generation),
+            Object::DaemonSet(d) => Some(d.generation),
             Object::Pod(_) | Object::Node(_) | Object::Lease(_) | Object::Job(_) => None,
         }
     }
@@ -257,7 +265,8 @@ impl Object {
             | Object::Node(_)
             | Object::Lease(_)
             | Object::StatefulSet(_)
-            | Object::Job(_) => None,
+            | Object::Job(_)
+            | Object::DaemonSet(_) => None,
         }
     }
 }

@@ -39,6 +39,9 @@ pub trait Reconciler: Send + 'static {
     fn reads(&self) -> &'static [Resource];
     /// The keys whose reconcile depends on `object`.
     fn keys_for(&self, object: &Object, keys: &mut SmallVec<[ObjectKey; 2]>);
+    /// Keys found in the cache that depend on a cluster-wide `object` (a Node concerns every
+    /// DaemonSet); none by default.
+    fn keys_for_cache(&self, _object: &Object, _cache: &ShardCache, _keys: &mut Vec<ObjectKey>) {}
     /// Whether every destructive decision needs its own barrier, not only the first one of a key
     /// (time-based decisions: "not renewed for 40 s" is only true if the cache is current now).
     fn proof_per_decision(&self) -> bool {

@@ -21,11 +21,13 @@ pub enum Resource {
     ControllerRevisions,
     /// batch/v1 Jobs.
     Jobs,
+    /// apps/v1 DaemonSets.
+    DaemonSets,
 }
 
 impl Resource {
     /// How many resources there are; the length of per-resource arrays.
-    pub const COUNT: usize = 8;
+    pub const COUNT: usize = 9;
     /// Every resource, in index order.
     pub const ALL: [Resource; Self::COUNT] = [
         Resource::Pods,
@@ -36,6 +38,7 @@ impl Resource {
         Resource::PersistentVolumeClaims,
         Resource::ControllerRevisions,
         Resource::Jobs,
+        Resource::DaemonSets,
     ];
 
     /// Position in per-resource arrays.
@@ -52,6 +55,7 @@ impl Resource {
             }
             Resource::Leases => "coordination.k8s.io",
             Resource::Jobs => "batch",
+            Resource::DaemonSets => "apps",
         }
     }
 
@@ -66,6 +70,7 @@ impl Resource {
             Resource::PersistentVolumeClaims => "persistentvolumeclaims",
             Resource::ControllerRevisions => "controllerrevisions",
             Resource::Jobs => "jobs",
+            Resource::DaemonSets => "daemonsets",
         }
     }
 
@@ -80,6 +85,7 @@ impl Resource {
             Resource::PersistentVolumeClaims => "PersistentVolumeClaim",
             Resource::ControllerRevisions => "ControllerRevision",
             Resource::Jobs => "Job",
+            Resource::DaemonSets => "DaemonSet",
         }
     }
 
@@ -92,7 +98,14 @@ impl Resource {
             }
             Resource::Leases => "coordination.k8s.io/v1",
             Resource::Jobs => "batch/v1",
+            Resource::DaemonSets => "apps/v1",
         }
+    }
+
+    /// Cluster-wide inputs every shard reads (Nodes, for DaemonSets): each shard caches all of
+    /// them and reconciles only the keys it owns. Decoded once; the copies share their JSON.
+    pub const fn broadcast(self) -> bool {
+        matches!(self, Resource::Nodes)
     }
 
     /// Whether objects of this resource live in a namespace.

@@ -139,6 +139,7 @@ pub struct Shard {
     leading: bool,
     hold: Option<ResourceVersion>,
     acked: PerResource<BTreeMap<(ResourceVersion, u64), (usize, Instant)>>,
+    router: Option<crate::router::ShardRouter>,
 }
 
 impl Shard {
@@ -170,7 +171,19 @@ impl Shard {
             leading: true,
             hold: None,
             acked: PerResource::default(),
+            router: None,
         }
+    }
+
+    /// Reconciles only the keys `router` gives this shard: needed once broadcast resources
+    /// (Nodes) reach every shard, so a Node's own key is reconciled in exactly one.
+    pub fn with_router(mut self, router: crate::router::ShardRouter) -> Self {
+        self.router = Some(router);
+        self
+    }
+
+    fn owns(router: Option<&crate::router::ShardRouter>, id: ShardId, key: &ObjectKey) -> bool {
+        router.is_none_or(|r| r.shard_of(key) == id)
     }
 
     /// This shard now acts for the leader: it reconciles again, but not before every watermark
@@ -181,7 +194,9 @@ impl Shard {
         self.hold = revision;
         for c in &mut self.controllers {
             for key in self.cache.keys(c.reconciler.primary()) {
-                c.queue.add(&key, now);
+                if Self::owns(self.router.as_ref(), self.id, &key) {
+                    c.queue.add(&key, now);
+                }
             }
         }
     }
@@ -226,7 +241,16 @@ impl Shard {
             keys.clear();
             c.reconciler.keys_for(object, &mut keys);
             for key in &keys {
-                c.queue.add(key, now);
+                if Self::owns(self.router.as_ref(), self.id, key) {
+                    c.queue.add(key, now);
+                }
+            }
+            let mut wide = Vec::new();
+            c.reconciler.keys_for_cache(object, &self.cache, &mut wide);
+            for key in &wide {
+                if Self::owns(self.router.as_ref(), self.id, key) {
+                    c.queue.add(key, now);
+                }
             }
         }
     }

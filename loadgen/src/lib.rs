@@ -52,6 +52,7 @@
 pub mod admin;
 pub mod deletion;
 pub mod discovery;
+pub mod ds_oracle;
 pub mod faults;
 pub mod gc;
 pub mod handlers;

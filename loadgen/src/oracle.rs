@@ -69,6 +69,10 @@ pub enum ViolationKind {
     JobDuplicateIndex,
     /// A Job counted more successes than `completions`.
     JobOverCounted,
+    /// A DaemonSet's Pod was created on a Node that already ran one of its Pods.
+    DaemonSetTwoPodsOnANode,
+    /// A DaemonSet's only Pod on a Node that still needs it was deleted.
+    DaemonSetNeededPodDeleted,
 }
 
 /// A broken invariant, found at the revision of the write that broke it.
@@ -139,6 +143,7 @@ pub struct Oracle {
     live: HashMap<String, i64>,
     statefulsets: crate::sts_oracle::StatefulSetOracle,
     jobs: crate::job_oracle::JobOracle,
+    daemonsets: crate::ds_oracle::DaemonSetOracle,
 }
 
 /// Whether a Node is marked unreachable: `Ready=Unknown`, or the unreachable taint.
@@ -220,9 +225,17 @@ impl Oracle {
                 if let Some(v) = self.jobs.record_pod(revision, verb, prev, new, user_agent) {
                     self.violations.push(v);
                 }
+                if let Some(v) = self
+                    .daemonsets
+                    .record_pod(revision, verb, prev, new, user_agent)
+                {
+                    self.violations.push(v);
+                }
                 self.record_pod(revision, verb, prev, new, obj, user_agent)
             }
             Resource::StatefulSets => self.statefulsets.record_set(prev, new),
+            Resource::DaemonSets => self.daemonsets.record_set(prev, new),
+            Resource::Nodes => self.daemonsets.record_node(prev, new),
             Resource::Jobs => {
                 if let Some(v) = self.jobs.record_job(revision, prev, new, user_agent) {
                     self.violations.push(v);
@@ -284,7 +297,9 @@ impl Oracle {
                 | ViolationKind::WantedOrdinalDeleted
                 | ViolationKind::JobOverParallelism
                 | ViolationKind::JobDuplicateIndex
-                | ViolationKind::JobOverCounted => false,
+                | ViolationKind::JobOverCounted
+                | ViolationKind::DaemonSetTwoPodsOnANode
+                | ViolationKind::DaemonSetNeededPodDeleted => false,
             };
             if broken {
                 self.violations.push(Violation {

@@ -336,6 +336,8 @@ fn reported(server: &ApiServer) -> Vec<ReportedViolation> {
                 ViolationKind::JobOverParallelism => "job-at-most-parallelism-active",
                 ViolationKind::JobDuplicateIndex => "job-one-active-pod-per-index",
                 ViolationKind::JobOverCounted => "job-at-most-completions-counted",
+                ViolationKind::DaemonSetTwoPodsOnANode => "daemonset-one-pod-per-node",
+                ViolationKind::DaemonSetNeededPodDeleted => "daemonset-no-needed-pod-deleted",
             }
             .to_string(),
             object: format!("{}/{}", v.namespace, v.replicaset),

@@ -140,7 +140,13 @@ fn main() -> anyhow::Result<()> {
     init_logs(&args.log_format);
     let gates = FeatureGates::parse(
         &args.feature_gates,
-        &["ReplicaSet", "StatefulSet", "Job", "NodeLifecycle"],
+        &[
+            "ReplicaSet",
+            "StatefulSet",
+            "DaemonSet",
+            "Job",
+            "NodeLifecycle",
+        ],
     )
     .context("--feature-gates")?;
     let mut manager = ManagerConfig {

@@ -1,5 +1,6 @@
 //! The onboarded controllers' logic, each a pure [`Reconciler`](crate::reconciler::Reconciler).
 
+pub mod daemonset;
 pub mod job;
 pub mod nodelifecycle;
 pub mod replicaset;

@@ -98,7 +98,11 @@ impl Reconciler for NodeLifecycleController {
         match object {
             Object::Node(node) => keys.push(node.key.clone()),
             Object::Lease(lease) => keys.extend(lease.node_key()),
-            Object::Pod(_) | Object::ReplicaSet(_) | Object::StatefulSet(_) | Object::Job(_) => {}
+            Object::Pod(_)
+            | Object::ReplicaSet(_)
+            | Object::StatefulSet(_)
+            | Object::Job(_)
+            | Object::DaemonSet(_) => {}
         }
     }
 

@@ -44,7 +44,11 @@ impl Reconciler for ReplicaSetController {
                     ));
                 }
             }
-            Object::Node(_) | Object::Lease(_) | Object::StatefulSet(_) | Object::Job(_) => {}
+            Object::Node(_)
+            | Object::Lease(_)
+            | Object::StatefulSet(_)
+            | Object::Job(_)
+            | Object::DaemonSet(_) => {}
         }
     }
 

@@ -10,6 +10,7 @@ use crate::object::{Object, PodPhase, PodView};
 use crate::reconciler::{Context, ReconcileError, Reconciler};
 use crate::resource::Resource;
 use crate::statefulset_view::{StatefulSetStatus, StatefulSetView};
+use crate::template_hash::template_hash;
 use serde_json::{Value, json};
 use smallvec::SmallVec;
 use std::collections::BTreeMap;
@@ -29,25 +30,13 @@ fn running_and_ready(pod: &PodView) -> bool {
     pod.phase == PodPhase::Running && pod.ready && !pod.terminating
 }
 
-/// FNV-1a over the template's JSON (keys sorted): the same template gives the same revision in
-/// every process.
-fn template_hash(set: &StatefulSetView) -> String {
-    let text = set
-        .raw
-        .pointer("/spec/template")
-        .map(Value::to_string)
-        .unwrap_or_default();
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in text.bytes() {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    format!("{:010x}", hash & 0xff_ffff_ffff)
-}
-
 /// The update revision's name.
 pub fn revision_name(set: &StatefulSetView) -> String {
-    format!("{}-{}", set.key.name(), template_hash(set))
+    format!(
+        "{}-{}",
+        set.key.name(),
+        template_hash(set.raw.pointer("/spec/template"))
+    )
 }
 
 fn owner_reference(set: &StatefulSetView) -> Value {
@@ -224,7 +213,11 @@ impl Reconciler for StatefulSetController {
                     ));
                 }
             }
-            Object::ReplicaSet(_) | Object::Node(_) | Object::Lease(_) | Object::Job(_) => {}
+            Object::ReplicaSet(_)
+            | Object::Node(_)
+            | Object::Lease(_)
+            | Object::Job(_)
+            | Object::DaemonSet(_) => {}
         }
     }
 
