@@ -1,5 +1,6 @@
-//! Core benchmarks: decode, shard apply, gate check, park and wake. Each figure that has a peer
-//! equivalent (k8s-openapi decode) is measured in the same run, side by side.
+//! Core benchmarks: resourceVersion compare, route, decode, shard apply (one core, and a batch on
+//! both cores), gate check, park and wake, queue pop. Each reports throughput; each figure that
+//! has a peer equivalent (k8s-openapi decode) is measured in the same run, side by side.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
@@ -10,8 +11,152 @@ use tidemark_engine::resource::PerResource;
 use tidemark_engine::version_map::VersionMap;
 use tidemark_engine::{
     Change, ControllerSpec, Object, ObjectKey, PodView, ReplicaSetController, Resource,
-    ResourceVersion, Shard, ShardId,
+    ResourceVersion, Shard, ShardId, ShardRouter,
 };
+
+fn rv_compare(c: &mut Criterion) {
+    let texts: Vec<String> = (0..1_000u64)
+        .map(|i| (1_000_000 + i * 7_919).to_string())
+        .collect();
+    let mut group = c.benchmark_group("resource_version");
+    group.throughput(Throughput::Elements(texts.len() as u64));
+    group.bench_function("parse_and_compare_1000", |b| {
+        b.iter(|| {
+            let mut newer = 0;
+            let mut last = ResourceVersion::new(1);
+            for t in &texts {
+                let v = ResourceVersion::parse(black_box(t)).ok();
+                if v > last {
+                    newer += 1;
+                }
+                last = v;
+            }
+            black_box(newer)
+        })
+    });
+    group.finish();
+}
+
+fn pod_events(n: usize, owners: usize) -> Vec<Change> {
+    (0..n)
+        .map(|i| {
+            let owner = format!("web-{}", i % owners);
+            let bytes = pod_json("default", &format!("{owner}-{i}"), &owner, 1_000 + i as u64);
+            Change::Applied(Object::Pod(
+                PodView::from_json(&bytes).unwrap_or_else(|e| panic!("fixture: {e}")),
+            ))
+        })
+        .collect()
+}
+
+fn route(c: &mut Criterion) {
+    let events = pod_events(1_000, 100);
+    let router = ShardRouter::new(2);
+    let mut group = c.benchmark_group("route");
+    group.throughput(Throughput::Elements(events.len() as u64));
+    group.bench_function("pod_by_controlling_owner_1000", |b| {
+        b.iter(|| {
+            let mut sum = 0usize;
+            for e in &events {
+                let (Change::Applied(o) | Change::Deleted(o)) = e;
+                sum += router.route(black_box(o)).0;
+            }
+            black_box(sum)
+        })
+    });
+    group.finish();
+}
+
+fn queue_pop(c: &mut Criterion) {
+    const KEYS: usize = 10_000;
+    let keys: Vec<ObjectKey> = (0..KEYS)
+        .map(|i| ObjectKey::new("default", format!("web-{i}")))
+        .collect();
+    let mut group = c.benchmark_group("queue");
+    group.throughput(Throughput::Elements(KEYS as u64));
+    group.bench_function("add_pop_finish_10000", |b| {
+        b.iter_batched(
+            || {
+                let mut q = WorkQueue::default();
+                let now = Instant::now();
+                for k in &keys {
+                    q.add(k, now);
+                }
+                q
+            },
+            |mut q| {
+                let now = Instant::now();
+                while let Some(p) = q.pop() {
+                    q.start(&p.key);
+                    q.finish(&p.key, tidemark_engine::queue::Outcome::Done, now);
+                }
+                q
+            },
+            criterion::BatchSize::LargeInput,
+        )
+    });
+    group.finish();
+}
+
+/// Pre-decoded events applied in batches on both cores, one shard per core (the in-process
+/// churn figure: no HTTP, no decode).
+fn shard_apply_both_cores(c: &mut Criterion) {
+    const EVENTS: usize = 20_000;
+    let router = ShardRouter::new(2);
+    let mut per_shard: Vec<Vec<Change>> = vec![Vec::new(), Vec::new()];
+    for e in pod_events(EVENTS, 200) {
+        let (Change::Applied(o) | Change::Deleted(o)) = &e;
+        let s = router.route(o).0;
+        per_shard[s].push(e);
+    }
+    let mut group = c.benchmark_group("shard_apply_both_cores");
+    group.throughput(Throughput::Elements(EVENTS as u64));
+    group.sample_size(20);
+    group.bench_function("batch_20000_gate_on", |b| {
+        b.iter_batched(
+            || {
+                per_shard
+                    .iter()
+                    .enumerate()
+                    .map(|(i, events)| {
+                        let mut shard = Shard::new(
+                            ShardId(i),
+                            vec![ControllerSpec {
+                                reconciler: Box::new(ReplicaSetController),
+                                consistency: true,
+                            }],
+                        );
+                        shard.replace(
+                            Resource::Pods,
+                            vec![],
+                            ResourceVersion::new(1),
+                            Instant::now(),
+                        );
+                        (shard, events.clone())
+                    })
+                    .collect::<Vec<_>>()
+            },
+            |shards| {
+                std::thread::scope(|scope| {
+                    for (mut shard, events) in shards {
+                        scope.spawn(move || {
+                            let now = Instant::now();
+                            for change in events {
+                                shard.apply(change, now);
+                            }
+                            if let Some(v) = ResourceVersion::new(1_000 + EVENTS as u64) {
+                                shard.advance(Resource::Pods, v, now);
+                            }
+                            shard
+                        });
+                    }
+                })
+            },
+            criterion::BatchSize::LargeInput,
+        )
+    });
+    group.finish();
+}
 
 fn decode(c: &mut Criterion) {
     let bytes = pod_json("default", "web-1-abcde", "web-1", 42);
@@ -141,5 +286,15 @@ fn park_and_wake(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, decode, shard_apply, gate_check, park_and_wake);
+criterion_group!(
+    benches,
+    rv_compare,
+    route,
+    decode,
+    shard_apply,
+    shard_apply_both_cores,
+    gate_check,
+    park_and_wake,
+    queue_pop
+);
 criterion_main!(benches);

@@ -50,6 +50,7 @@
 //!   protobuf-only `Accept`).
 
 pub mod admin;
+pub mod bench;
 pub mod deletion;
 pub mod discovery;
 pub mod ds_oracle;

@@ -1,4 +1,6 @@
-//! The `loadgen` command: runs the simulated API server until Ctrl-C.
+//! The `loadgen` command: runs the simulated API server until Ctrl-C, runs stress scenarios,
+//! runs the bench (`loadgen bench` executes `loadgen-bench`, built beside it by the benches
+//! crate, which can depend on Tidemark itself) and renders its report.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -58,6 +60,31 @@ enum Command {
         #[arg(long)]
         tidemark: Option<PathBuf>,
     },
+    /// Measure Tidemark beside kube-rs (runs `loadgen-bench bench` with these arguments:
+    /// `--pods N [--replicasets M] [--profile ci|full] [--peer kube-rs|none] --json OUT`).
+    #[command(disable_help_flag = true)]
+    Bench {
+        /// Passed to `loadgen-bench bench`.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Render a bench report: markdown tables, SVG plots, and the regression check against a
+    /// baseline (exit 1 when a ratio falls more than 20% below it or bytes per object rise more
+    /// than 20% above it).
+    Report {
+        /// The bench JSON.
+        #[arg(long = "in")]
+        input: PathBuf,
+        /// The baseline JSON.
+        #[arg(long)]
+        baseline: Option<PathBuf>,
+        /// Where to write the markdown section.
+        #[arg(long)]
+        markdown: Option<PathBuf>,
+        /// Where to write the plots.
+        #[arg(long)]
+        plots: Option<PathBuf>,
+    },
 }
 
 /// `--gate on|off`.
@@ -75,6 +102,23 @@ fn main() -> anyhow::Result<()> {
         )
         .init();
     let cli = Cli::parse();
+    match &cli.command {
+        Command::Bench { args } => return bench(args),
+        Command::Report {
+            input,
+            baseline,
+            markdown,
+            plots,
+        } => {
+            return report(
+                input,
+                baseline.as_deref(),
+                markdown.as_deref(),
+                plots.as_deref(),
+            );
+        }
+        _ => {}
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -82,8 +126,70 @@ fn main() -> anyhow::Result<()> {
     runtime.block_on(run(cli))
 }
 
+fn bench(args: &[String]) -> anyhow::Result<()> {
+    let exe = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(|d| d.join("loadgen-bench")))
+        .filter(|p| p.exists())
+        .unwrap_or_else(|| PathBuf::from("loadgen-bench"));
+    let status = std::process::Command::new(&exe)
+        .arg("bench")
+        .args(args)
+        .status()
+        .with_context(|| {
+            format!(
+                "running {} (cargo build --release -p tidemark-benches --bin loadgen-bench)",
+                exe.display()
+            )
+        })?;
+    std::process::exit(status.code().unwrap_or(1));
+}
+
+fn report(
+    input: &std::path::Path,
+    baseline: Option<&std::path::Path>,
+    markdown: Option<&std::path::Path>,
+    plots: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
+    use tidemark_loadgen::bench::{regression, report, schema::BenchReport};
+    let read = |p: &std::path::Path| -> anyhow::Result<BenchReport> {
+        let text =
+            std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+        serde_json::from_str(&text).with_context(|| format!("parsing {}", p.display()))
+    };
+    let current = read(input)?;
+    let mut text = report::markdown(&current);
+    let mut failed = false;
+    if let Some(b) = baseline {
+        let rows = regression::check(&current, &read(b)?);
+        failed = rows.iter().any(|r| !r.ok);
+        text.push_str(&format!(
+            "\n### Regression check against `{}`\n\n{}",
+            b.display(),
+            regression::markdown(&rows)
+        ));
+    }
+    if let Some(dir) = plots {
+        for file in tidemark_loadgen::bench::plots::write_all(&current, dir)? {
+            eprintln!("plot: {}", file.display());
+        }
+    }
+    if let Some(path) = markdown {
+        std::fs::write(path, &text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    println!("{text}");
+    if failed {
+        eprintln!(
+            "regression check FAILED: a ratio fell more than 20% below the baseline or bytes per object rose more than 20% above it"
+        );
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
 async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
+        Command::Bench { .. } | Command::Report { .. } => Ok(()),
         Command::Apiserver {
             listen,
             admin_listen,

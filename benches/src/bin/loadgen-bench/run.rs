@@ -1,0 +1,258 @@
+//! The whole run: for each size, Tidemark's and the peer's sync and churn phases (each in a
+//! child process), reconcile throughput and gate overhead at the largest size the peer runs
+//! at, wake latency in this process; then the scale curve and the targets.
+
+use crate::child::{self, PhaseArgs, PhaseKind, PhaseOut, Side};
+use crate::churn::summary;
+use crate::profile::{Plan, Profile};
+use crate::wake::{self, Strategy};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::time::Instant;
+use tidemark_loadgen::bench::schema::{
+    BenchReport, Better, ChurnRun, Compared, GateRun, OnOff, ReconcileRun, SCHEMA, ScalePoint,
+    SyncRun, WakeRun,
+};
+
+/// The `bench` command's options.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The profile.
+    pub profile: Profile,
+    /// `--pods`, replacing the profile's sizes.
+    pub pods: Option<u64>,
+    /// `--replicasets`; default: one per 10 Pods.
+    pub replicasets: Option<u64>,
+    /// Whether the kube-rs peer runs.
+    pub peer: bool,
+    /// The command line, for the report.
+    pub command_line: String,
+}
+
+fn progress(phases: u64) -> ProgressBar {
+    let quiet = std::env::var_os("CI").is_some() || !std::io::stderr().is_terminal();
+    let bar = ProgressBar::with_draw_target(
+        Some(phases),
+        if quiet {
+            ProgressDrawTarget::hidden()
+        } else {
+            ProgressDrawTarget::stderr()
+        },
+    );
+    if let Ok(style) =
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
+}
+
+struct Runner<'a> {
+    plan: &'a Plan,
+    bar: ProgressBar,
+    quiet: bool,
+}
+
+impl Runner<'_> {
+    fn phase(
+        &self,
+        kind: PhaseKind,
+        side: Side,
+        pods: u64,
+        replicasets: u64,
+        gate_off: bool,
+    ) -> anyhow::Result<PhaseOut> {
+        let what = format!(
+            "{kind:?} {side:?} {pods} Pods{}",
+            if gate_off { " gate off" } else { "" }
+        );
+        self.bar.set_message(what.clone());
+        if self.quiet {
+            eprintln!("bench: {what}");
+        }
+        let out = child::spawn(&PhaseArgs {
+            kind,
+            side,
+            pods,
+            replicasets,
+            gate_off,
+            rates: self.plan.rates.clone(),
+            step_seconds: self.plan.step_seconds,
+        });
+        self.bar.inc(1);
+        out
+    }
+}
+
+fn churn_run(pods: u64, tidemark: &PhaseOut, peer: Option<&PhaseOut>) -> ChurnRun {
+    let (t_sustained, t_peak) = summary(&tidemark.churn);
+    let peer_summary = peer.map(|p| summary(&p.churn));
+    let pick =
+        |s: Option<&tidemark_loadgen::bench::schema::ChurnStep>,
+         f: fn(&tidemark_loadgen::bench::schema::ChurnStep) -> f64| s.map_or(0.0, f);
+    let ps = peer_summary.and_then(|(s, _)| s);
+    let peer_has = peer_summary.is_some();
+    let cmp = |f: fn(&tidemark_loadgen::bench::schema::ChurnStep) -> f64, better| {
+        Compared::new(pick(t_sustained, f), peer_has.then(|| pick(ps, f)), better)
+    };
+    ChurnRun {
+        pods,
+        events_per_second: cmp(|s| s.offered_per_second, Better::Higher),
+        peak_events_per_second: Compared::new(t_peak, peer_summary.map(|(_, p)| p), Better::Higher),
+        latency_p50_us: cmp(|s| s.p50_us, Better::Lower),
+        latency_p99_us: cmp(|s| s.p99_us, Better::Lower),
+        latency_p999_us: cmp(|s| s.p999_us, Better::Lower),
+        tidemark_steps: tidemark.churn.clone(),
+        peer_steps: peer.map(|p| p.churn.clone()).unwrap_or_default(),
+    }
+}
+
+fn sync_run(pods: u64, replicasets: u64, tidemark: &PhaseOut, peer: Option<&PhaseOut>) -> SyncRun {
+    let t = tidemark.sync.unwrap_or_default();
+    let p = peer.and_then(|p| p.sync);
+    SyncRun {
+        pods,
+        replicasets,
+        sync_seconds: Compared::new(t.seconds, p.map(|p| p.seconds), Better::Lower),
+        objects_per_second: Compared::new(
+            t.objects_per_second,
+            p.map(|p| p.objects_per_second),
+            Better::Higher,
+        ),
+        bytes_per_object: Compared::new(
+            t.bytes_per_object,
+            p.map(|p| p.bytes_per_object),
+            Better::Lower,
+        ),
+        jemalloc_bytes_per_object: Compared::new(
+            t.jemalloc_bytes_per_object,
+            p.map(|p| p.jemalloc_bytes_per_object),
+            Better::Lower,
+        ),
+    }
+}
+
+/// Runs the bench.
+pub fn run(options: &Options) -> anyhow::Result<BenchReport> {
+    let started = Instant::now();
+    let plan = options.profile.plan(options.pods);
+    let peer_at = |n: u64| options.peer && n <= plan.peer_max;
+    let largest_peer = plan.sizes.iter().copied().filter(|&n| peer_at(n)).max();
+    let gate_at = largest_peer
+        .or_else(|| plan.sizes.first().copied())
+        .unwrap_or(0);
+    let phases: u64 = plan
+        .sizes
+        .iter()
+        .map(|&n| if peer_at(n) { 4 } else { 2 })
+        .sum::<u64>()
+        + 3
+        + u64::from(largest_peer.is_some());
+    let quiet = std::env::var_os("CI").is_some() || !std::io::stderr().is_terminal();
+    let runner = Runner {
+        plan: &plan,
+        bar: progress(phases),
+        quiet,
+    };
+    let replicasets = |n: u64| options.replicasets.unwrap_or((n / 10).max(1));
+    let mut report = BenchReport {
+        schema: SCHEMA,
+        profile: options.profile.name().into(),
+        peer: if options.peer { "kube-rs" } else { "none" }.into(),
+        command_line: options.command_line.clone(),
+        date: jiff::Timestamp::now().to_string(),
+        machine: crate::machine::machine(),
+        ..BenchReport::default()
+    };
+    for &n in &plan.sizes {
+        if options.peer && !peer_at(n) {
+            report.notes.push(format!(
+                "The kube-rs peer did not run at {n} Pods: its reflector needs about 60 KB per Pod (6 GB at 100k), {:.0} GB here.",
+                n as f64 * 60e3 / 1e9
+            ));
+        }
+    }
+    report.notes.push(
+        "Each phase runs in a child process with its own copy of the same seeded server (RSS deltas belong to one side); the server shares the two cores with the side measured.".into(),
+    );
+    let mut gate_churn_on = None;
+    for &n in &plan.sizes {
+        let m = replicasets(n);
+        let t_sync = runner.phase(PhaseKind::Sync, Side::Tidemark, n, m, false)?;
+        let p_sync = if peer_at(n) {
+            Some(runner.phase(PhaseKind::Sync, Side::Peer, n, m, false)?)
+        } else {
+            None
+        };
+        report.sync.push(sync_run(n, m, &t_sync, p_sync.as_ref()));
+        let t_churn = runner.phase(PhaseKind::Churn, Side::Tidemark, n, m, false)?;
+        let p_churn = if peer_at(n) {
+            Some(runner.phase(PhaseKind::Churn, Side::Peer, n, m, false)?)
+        } else {
+            None
+        };
+        let run = churn_run(n, &t_churn, p_churn.as_ref());
+        if n == gate_at {
+            gate_churn_on = Some(run.peak_events_per_second.tidemark);
+        }
+        report.scale.push(ScalePoint {
+            pods: n,
+            bytes_per_object: report
+                .sync
+                .last()
+                .map_or(0.0, |s| s.bytes_per_object.tidemark),
+            events_per_second: run.peak_events_per_second.tidemark,
+            sync_seconds: report.sync.last().map_or(0.0, |s| s.sync_seconds.tidemark),
+        });
+        report.churn.push(run);
+    }
+    let m = replicasets(gate_at);
+    let churn_off = runner.phase(PhaseKind::Churn, Side::Tidemark, gate_at, m, true)?;
+    let (_, churn_off_peak) = summary(&churn_off.churn);
+    let rec_on = runner
+        .phase(PhaseKind::Reconcile, Side::Tidemark, gate_at, m, false)?
+        .reconciles_per_second
+        .unwrap_or(0.0);
+    let rec_off = runner
+        .phase(PhaseKind::Reconcile, Side::Tidemark, gate_at, m, true)?
+        .reconciles_per_second
+        .unwrap_or(0.0);
+    let rec_peer = match largest_peer {
+        Some(n) => {
+            runner
+                .phase(PhaseKind::Reconcile, Side::Peer, n, m, false)?
+                .reconciles_per_second
+        }
+        None => None,
+    };
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get()) as u64;
+    report.reconcile = Some(ReconcileRun {
+        pods: gate_at,
+        keys: m,
+        concurrency: cores,
+        reconciles_per_second: Compared::new(rec_on, rec_peer, Better::Higher),
+    });
+    report.gate = Some(GateRun {
+        pods: gate_at,
+        churn_events_per_second: OnOff::new(gate_churn_on.unwrap_or(0.0), churn_off_peak),
+        reconciles_per_second: OnOff::new(rec_on, rec_off),
+    });
+    runner.bar.set_message("wake latency");
+    let slow = crate::slowdown::Slowdown::from_env();
+    let park = wake::measure(plan.wake_keys, Strategy::Park);
+    drop(slow);
+    let backoff = wake::measure(plan.wake_keys, Strategy::Backoff);
+    let us = |h: &hdrhistogram::Histogram<u64>, q: f64| h.value_at_quantile(q) as f64 / 1000.0;
+    report.wake = Some(WakeRun {
+        keys: plan.wake_keys,
+        wake_p50_us: Compared::new(us(&park, 0.5), Some(us(&backoff, 0.5)), Better::Lower),
+        wake_p99_us: Compared::new(us(&park, 0.99), Some(us(&backoff, 0.99)), Better::Lower),
+        tidemark_distribution: wake::distribution(&park),
+        backoff_distribution: wake::distribution(&backoff),
+    });
+    runner.bar.inc(1);
+    runner.bar.finish_and_clear();
+    report.wall_seconds = started.elapsed().as_secs_f64();
+    report.targets = crate::targets::all(&report);
+    Ok(report)
+}

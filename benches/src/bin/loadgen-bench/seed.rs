@@ -1,0 +1,75 @@
+//! Seeds the bench server: N realistic Pods (4 to 7 KB each) owned by M ReplicaSets, rendered
+//! into pre-encoded bytes at resourceVersions 1..=N, the ReplicaSets after them.
+
+use bytes::Bytes;
+use tidemark_loadgen::bench::pods::{PodTemplates, replicaset_json};
+use tidemark_loadgen::bench::server::{BenchServer, BenchServerConfig};
+
+/// What was seeded.
+#[derive(Debug, Clone)]
+pub struct Seed {
+    /// The Pods' JSON.
+    pub pods: Vec<Bytes>,
+    /// The ReplicaSets' JSON.
+    pub replicasets: Vec<Bytes>,
+    /// The templates (for churn).
+    pub templates: PodTemplates,
+    /// The revision after seeding.
+    pub revision: u64,
+}
+
+/// Renders `pods` Pods and `replicasets` ReplicaSets.
+pub fn render(pods: u64, replicasets: u64) -> Seed {
+    let replicasets = replicasets.max(1);
+    let templates = PodTemplates::new(replicasets);
+    let pod_bytes = (0..pods)
+        .map(|i| Bytes::from(templates.render(i, i + 1, 0)))
+        .collect();
+    let rs_bytes = (0..replicasets)
+        .map(|r| {
+            let replicas = pods / replicasets + u64::from(r < pods % replicasets);
+            Bytes::from(replicaset_json(r, replicas, pods + r + 1))
+        })
+        .collect();
+    Seed {
+        pods: pod_bytes,
+        replicasets: rs_bytes,
+        templates,
+        revision: pods + replicasets,
+    }
+}
+
+/// Starts the bench server with `seed` on the current tokio runtime.
+pub async fn serve(seed: &Seed, window: usize) -> std::io::Result<BenchServer> {
+    BenchServer::start(
+        BenchServerConfig {
+            window,
+            ..BenchServerConfig::default()
+        },
+        seed.pods.clone(),
+        seed.replicasets.clone(),
+        seed.revision,
+    )
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_replicaset_gets_its_share_of_the_pods() {
+        let seed = render(10, 3);
+        assert_eq!(seed.pods.len(), 10);
+        assert_eq!(seed.revision, 13);
+        let replicas: u64 = seed
+            .replicasets
+            .iter()
+            .map(|b| {
+                let v: serde_json::Value = serde_json::from_slice(b).expect("json");
+                v["spec"]["replicas"].as_u64().unwrap_or(0)
+            })
+            .sum();
+        assert_eq!(replicas, 10);
+    }
+}

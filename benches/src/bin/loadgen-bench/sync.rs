@@ -1,0 +1,78 @@
+//! Initial sync, Tidemark's side: the manager (its informers, shards and the ReplicaSet
+//! controller) started against the seeded server, timed from the first list request until every
+//! informer has replaced its list into every shard. Memory is read just before the manager
+//! starts (server already seeded) and just after the sync.
+
+use crate::child::SyncOut;
+use crate::machine::memory;
+use crate::seed::Seed;
+use crate::slowdown::Slowdown;
+use anyhow::Context;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+use tidemark_actors::{Manager, ManagerConfig};
+use tidemark_engine::FeatureGates;
+use tidemark_loadgen::bench::server::BenchServer;
+
+/// A kube client for `server`, created on the I/O runtime `io`.
+pub fn client(io: &tokio::runtime::Runtime, url: &str) -> anyhow::Result<kube::Client> {
+    let _guard = io.enter();
+    let uri: http::Uri = url.parse().context("server url")?;
+    kube::Client::try_from(kube::Config::new(uri)).context("kube client")
+}
+
+/// The manager's config for the bench: the default shards (one per core) and gates on or off.
+pub fn config(gate: bool) -> anyhow::Result<ManagerConfig> {
+    let gates = if gate {
+        FeatureGates::default()
+    } else {
+        FeatureGates::parse("StaleControllerConsistency=false", &["ReplicaSet"])
+            .context("feature gates")?
+    };
+    Ok(ManagerConfig {
+        gates,
+        ..ManagerConfig::default()
+    })
+}
+
+/// Starts the manager against `server` and waits for its caches. Call inside an actix System.
+pub async fn tidemark(
+    io: &tokio::runtime::Runtime,
+    server: &BenchServer,
+    seed: &Seed,
+    gate: bool,
+) -> anyhow::Result<(Manager, SyncOut)> {
+    let client = client(io, &server.url())?;
+    let config = config(gate)?;
+    let slow = Slowdown::from_env();
+    let before = memory();
+    let started = Instant::now();
+    let manager = Manager::start(&config, client, io.handle()).context("manager")?;
+    let deadline = started + Duration::from_secs(600);
+    while !manager
+        .informers()
+        .iter()
+        .all(|(_, s)| s.synced.load(Ordering::Acquire))
+    {
+        anyhow::ensure!(Instant::now() < deadline, "Tidemark did not sync in 600 s");
+        actix_rt::time::sleep(Duration::from_millis(1)).await;
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let after = memory();
+    drop(slow);
+    let stats = manager.stats().await;
+    let cached: usize = stats
+        .shards
+        .iter()
+        .flat_map(|s| s.resources.iter().map(|r| r.3))
+        .sum();
+    let objects = (seed.pods.len() + seed.replicasets.len()) as u64;
+    anyhow::ensure!(
+        cached as u64 == objects,
+        "Tidemark cached {cached} objects of {objects}"
+    );
+    Ok((
+        manager,
+        SyncOut::new(seconds, seed.pods.len() as u64, objects, before, after),
+    ))
+}

@@ -1,0 +1,177 @@
+//! The markdown section PERF.md embeds: every measurement of a run as a table, Tidemark beside
+//! the peer, and the targets met or missed.
+
+use crate::bench::schema::{BenchReport, Compared};
+
+fn num(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        format!("{:.0}", v)
+    } else if v.abs() >= 10.0 {
+        format!("{:.1}", v)
+    } else {
+        format!("{:.2}", v)
+    }
+}
+
+fn peer(c: &Compared) -> String {
+    c.peer.map_or_else(|| "not run".into(), num)
+}
+
+fn ratio(c: &Compared) -> String {
+    c.ratio.map_or_else(|| "-".into(), |r| format!("{r:.2}x"))
+}
+
+fn row(out: &mut String, what: &str, c: &Compared) {
+    out.push_str(&format!(
+        "| {what} | {} | {} | {} |\n",
+        num(c.tidemark),
+        peer(c),
+        ratio(c)
+    ));
+}
+
+/// Renders the report as markdown (no baseline comparison; see [`super::regression`]).
+pub fn markdown(r: &BenchReport) -> String {
+    let mut out = String::new();
+    out.push_str(&format!(
+        "Run of {} (profile `{}`, peer `{}`, {:.0} s in all) on {} cores, {:.1} GiB, kernel {}.\n\n`{}`\n\n",
+        r.date,
+        r.profile,
+        r.peer,
+        r.wall_seconds,
+        r.machine.cores,
+        r.machine.memory_bytes as f64 / (1u64 << 30) as f64,
+        r.machine.kernel,
+        r.command_line
+    ));
+    for note in &r.notes {
+        out.push_str(&format!("- {note}\n"));
+    }
+    if !r.notes.is_empty() {
+        out.push('\n');
+    }
+    out.push_str("Ratios read \"times better than the peer\".\n\n");
+    out.push_str("### Initial sync\n\n| Pods | figure | Tidemark | kube-rs reflector | ratio |\n|---|---|---|---|---|\n");
+    for s in &r.sync {
+        for (what, c) in [
+            ("sync_seconds", &s.sync_seconds),
+            ("objects_per_second", &s.objects_per_second),
+            ("bytes_per_object (RSS)", &s.bytes_per_object),
+            ("bytes_per_object (jemalloc)", &s.jemalloc_bytes_per_object),
+        ] {
+            out.push_str(&format!("| {} ", s.pods));
+            row(&mut out, what, c);
+        }
+    }
+    out.push_str("\n### Steady churn (watch events end to end over HTTP)\n\n| Pods | figure | Tidemark | kube-rs reflector | ratio |\n|---|---|---|---|---|\n");
+    for c in &r.churn {
+        for (what, v) in [
+            ("sustained events_per_second", &c.events_per_second),
+            ("peak events_per_second", &c.peak_events_per_second),
+            ("event-to-cache p50_us", &c.latency_p50_us),
+            ("event-to-cache p99_us", &c.latency_p99_us),
+            ("event-to-cache p999_us", &c.latency_p999_us),
+        ] {
+            out.push_str(&format!("| {} ", c.pods));
+            row(&mut out, what, v);
+        }
+    }
+    for c in &r.churn {
+        out.push_str(&format!(
+            "\nRamp at {} Pods (offered -> delivered events/s, p99 us, kept up):\n\n| side | offered | delivered | p50_us | p99_us | p999_us | kept up |\n|---|---|---|---|---|---|---|\n",
+            c.pods
+        ));
+        for (side, steps) in [("tidemark", &c.tidemark_steps), ("kube-rs", &c.peer_steps)] {
+            for s in steps {
+                out.push_str(&format!(
+                    "| {side} | {} | {} | {} | {} | {} | {} |\n",
+                    num(s.offered_per_second),
+                    num(s.events_per_second),
+                    num(s.p50_us),
+                    num(s.p99_us),
+                    num(s.p999_us),
+                    if s.kept_up { "yes" } else { "no" }
+                ));
+            }
+        }
+    }
+    if let Some(rc) = &r.reconcile {
+        out.push_str(&format!(
+            "\n### Reconcile throughput (no-op reconciler, {} owner keys, {} Pods, concurrency {})\n\n| figure | Tidemark | kube-rs Controller | ratio |\n|---|---|---|---|\n",
+            rc.keys, rc.pods, rc.concurrency
+        ));
+        row(&mut out, "reconciles_per_second", &rc.reconciles_per_second);
+    }
+    if let Some(w) = &r.wake {
+        out.push_str(&format!(
+            "\n### Stale-key wake latency ({} keys)\n\n| figure | park and wake | requeue with backoff from 5 ms | ratio |\n|---|---|---|---|\n",
+            w.keys
+        ));
+        row(&mut out, "wake_p50_us", &w.wake_p50_us);
+        row(&mut out, "wake_p99_us", &w.wake_p99_us);
+    }
+    if let Some(g) = &r.gate {
+        out.push_str(&format!(
+            "\n### Gate overhead ({} Pods)\n\n| figure | gate on | gate off | overhead |\n|---|---|---|---|\n| peak churn events_per_second | {} | {} | {:.1}% |\n| reconciles_per_second | {} | {} | {:.1}% |\n",
+            g.pods,
+            num(g.churn_events_per_second.on),
+            num(g.churn_events_per_second.off),
+            g.churn_events_per_second.overhead_percent,
+            num(g.reconciles_per_second.on),
+            num(g.reconciles_per_second.off),
+            g.reconciles_per_second.overhead_percent,
+        ));
+    }
+    if !r.scale.is_empty() {
+        out.push_str("\n### Scale curve (Tidemark)\n\n| Pods | sync_seconds | bytes_per_object | peak events_per_second |\n|---|---|---|---|\n");
+        for p in &r.scale {
+            out.push_str(&format!(
+                "| {} | {} | {} | {} |\n",
+                p.pods,
+                num(p.sync_seconds),
+                num(p.bytes_per_object),
+                num(p.events_per_second)
+            ));
+        }
+    }
+    if !r.targets.is_empty() {
+        out.push_str("\n### Targets\n\n| target | wanted | this run | met |\n|---|---|---|---|\n");
+        for t in &r.targets {
+            out.push_str(&format!(
+                "| {} | {} | {} | {} |\n",
+                t.name,
+                t.target,
+                t.value,
+                match t.met {
+                    Some(true) => "met",
+                    Some(false) => "MISSED",
+                    None => "not measured",
+                }
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::schema::{Better, SyncRun};
+
+    #[test]
+    fn the_markdown_shows_tidemark_beside_the_peer_with_the_ratio() {
+        let r = BenchReport {
+            sync: vec![SyncRun {
+                pods: 1000,
+                sync_seconds: Compared::new(1.0, Some(4.0), Better::Lower),
+                ..SyncRun::default()
+            }],
+            ..BenchReport::default()
+        };
+        let md = markdown(&r);
+        assert!(
+            md.contains("| 1000 | sync_seconds | 1.00 | 4.00 | 4.00x |"),
+            "{md}"
+        );
+    }
+}

@@ -1,0 +1,278 @@
+//! The JSON of a `loadgen bench` run. Every measurement compared with the peer is a
+//! [`Compared`]: `tidemark`, `peer` and `ratio`, with the unit in the field's name.
+//!
+//! `ratio` always reads "times better than the peer": peer / tidemark for seconds, bytes and
+//! latencies, tidemark / peer for rates. It is absent when the peer did not run.
+
+use serde::{Deserialize, Serialize};
+
+/// Schema version of [`BenchReport`].
+pub const SCHEMA: u32 = 1;
+
+/// One figure, Tidemark beside the peer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Compared {
+    /// Tidemark's figure.
+    pub tidemark: f64,
+    /// The peer's figure, when it ran.
+    pub peer: Option<f64>,
+    /// Times better than the peer (see the module docs).
+    pub ratio: Option<f64>,
+}
+
+/// Which way a figure is better.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Better {
+    /// Seconds, bytes, latencies.
+    Lower,
+    /// Rates.
+    Higher,
+}
+
+impl Compared {
+    /// A figure and its peer's, the ratio computed for `better`.
+    pub fn new(tidemark: f64, peer: Option<f64>, better: Better) -> Self {
+        let ratio = peer.and_then(|p| {
+            let r = match better {
+                Better::Lower => p / tidemark,
+                Better::Higher => tidemark / p,
+            };
+            r.is_finite().then_some(r)
+        });
+        Self {
+            tidemark,
+            peer,
+            ratio,
+        }
+    }
+}
+
+/// The machine the run was on.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Machine {
+    /// Cores available to the process.
+    pub cores: usize,
+    /// Total memory (`MemTotal`), bytes.
+    pub memory_bytes: u64,
+    /// `uname -r`-like kernel release, when readable.
+    pub kernel: String,
+}
+
+/// Initial sync at one size.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SyncRun {
+    /// Pods seeded.
+    pub pods: u64,
+    /// ReplicaSets seeded.
+    pub replicasets: u64,
+    /// From the first list request until the cache is complete.
+    pub sync_seconds: Compared,
+    /// Pods (and ReplicaSets) cached per second of sync.
+    pub objects_per_second: Compared,
+    /// Process RSS after sync minus before, per Pod.
+    pub bytes_per_object: Compared,
+    /// jemalloc `stats.allocated` after minus before, per Pod.
+    pub jemalloc_bytes_per_object: Compared,
+}
+
+/// One offered rate of the churn ramp.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChurnStep {
+    /// The rate the generator actually offered (watch events per second).
+    pub offered_per_second: f64,
+    /// The rate at which events reached the cache.
+    pub events_per_second: f64,
+    /// Event-to-cache latency percentiles, microseconds.
+    pub p50_us: f64,
+    /// p99.
+    pub p99_us: f64,
+    /// p99.9.
+    pub p999_us: f64,
+    /// The pipeline kept up (at least 95% delivered, backlog drained within the step).
+    pub kept_up: bool,
+}
+
+/// Steady churn at one size.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChurnRun {
+    /// Pods seeded.
+    pub pods: u64,
+    /// The highest offered rate sustained end to end.
+    pub events_per_second: Compared,
+    /// The highest delivery rate seen in any step (the pipeline's capacity).
+    pub peak_events_per_second: Compared,
+    /// Event-to-cache p50 at the sustained rate, microseconds.
+    pub latency_p50_us: Compared,
+    /// p99 at the sustained rate.
+    pub latency_p99_us: Compared,
+    /// p99.9 at the sustained rate.
+    pub latency_p999_us: Compared,
+    /// Tidemark's ramp.
+    pub tidemark_steps: Vec<ChurnStep>,
+    /// The peer's ramp (empty when it did not run).
+    pub peer_steps: Vec<ChurnStep>,
+}
+
+/// Reconcile throughput of a no-op reconciler over every owner key.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReconcileRun {
+    /// Pods in the cache.
+    pub pods: u64,
+    /// Owner keys (ReplicaSets).
+    pub keys: u64,
+    /// Reconciles running at once (Tidemark: shards; kube-rs: `Config::concurrency`).
+    pub concurrency: u64,
+    /// Reconciles per second.
+    pub reconciles_per_second: Compared,
+}
+
+/// Stale-key wake latency; the "peer" is the upstream strategy (requeue with exponential
+/// backoff from 5 ms) run as a mode of Tidemark's own queue.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WakeRun {
+    /// Keys parked.
+    pub keys: u64,
+    /// p50, microseconds.
+    pub wake_p50_us: Compared,
+    /// p99, microseconds.
+    pub wake_p99_us: Compared,
+    /// (percentile, microseconds) of the park-and-wake strategy, for the plot.
+    pub tidemark_distribution: Vec<(f64, f64)>,
+    /// The same of the backoff strategy.
+    pub backoff_distribution: Vec<(f64, f64)>,
+}
+
+/// A figure with the gate on and off.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct OnOff {
+    /// Gate on.
+    pub on: f64,
+    /// Gate off.
+    pub off: f64,
+    /// (off - on) / off, percent (negative: the gate run was faster, noise).
+    pub overhead_percent: f64,
+}
+
+impl OnOff {
+    /// A rate with the gate on and off.
+    pub fn new(on: f64, off: f64) -> Self {
+        let overhead_percent = if off > 0.0 {
+            (off - on) / off * 100.0
+        } else {
+            0.0
+        };
+        Self {
+            on,
+            off,
+            overhead_percent,
+        }
+    }
+}
+
+/// Gate overhead.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GateRun {
+    /// Pods.
+    pub pods: u64,
+    /// Peak churn delivery rate, events per second.
+    pub churn_events_per_second: OnOff,
+    /// Reconciles per second.
+    pub reconciles_per_second: OnOff,
+}
+
+/// One size of the scale curve (Tidemark).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScalePoint {
+    /// Pods.
+    pub pods: u64,
+    /// RSS bytes per cached Pod.
+    pub bytes_per_object: f64,
+    /// Peak churn events per second.
+    pub events_per_second: f64,
+    /// Sync seconds.
+    pub sync_seconds: f64,
+}
+
+/// One target of the issue, checked against the run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TargetCheck {
+    /// What is measured.
+    pub name: String,
+    /// The target, in words.
+    pub target: String,
+    /// The figure reached.
+    pub value: String,
+    /// Met or not; `None` when this run did not measure it.
+    pub met: Option<bool>,
+}
+
+/// A whole run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BenchReport {
+    /// [`SCHEMA`].
+    pub schema: u32,
+    /// `ci` or `full`.
+    pub profile: String,
+    /// `kube-rs` or `none`.
+    pub peer: String,
+    /// The command line.
+    pub command_line: String,
+    /// When (UTC, RFC 3339).
+    pub date: String,
+    /// The machine.
+    pub machine: Machine,
+    /// Total wall time of the run, seconds.
+    pub wall_seconds: f64,
+    /// What was not measured and why (e.g. the peer at 1M Pods).
+    pub notes: Vec<String>,
+    /// Initial sync, per size.
+    pub sync: Vec<SyncRun>,
+    /// Steady churn, per size.
+    pub churn: Vec<ChurnRun>,
+    /// Reconcile throughput.
+    pub reconcile: Option<ReconcileRun>,
+    /// Stale-key wake latency.
+    pub wake: Option<WakeRun>,
+    /// Gate overhead.
+    pub gate: Option<GateRun>,
+    /// Scale curve.
+    pub scale: Vec<ScalePoint>,
+    /// The issue's targets.
+    pub targets: Vec<TargetCheck>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ratio_reads_times_better_than_the_peer_both_ways() {
+        assert_eq!(
+            Compared::new(2.0, Some(10.0), Better::Lower).ratio,
+            Some(5.0)
+        );
+        assert_eq!(
+            Compared::new(10.0, Some(2.0), Better::Higher).ratio,
+            Some(5.0)
+        );
+        assert_eq!(Compared::new(1.0, None, Better::Higher).ratio, None);
+        assert_eq!(Compared::new(0.0, Some(1.0), Better::Lower).ratio, None);
+    }
+
+    #[test]
+    fn a_report_survives_a_json_round_trip() {
+        let report = BenchReport {
+            schema: SCHEMA,
+            sync: vec![SyncRun {
+                pods: 10,
+                sync_seconds: Compared::new(1.0, Some(3.0), Better::Lower),
+                ..SyncRun::default()
+            }],
+            ..BenchReport::default()
+        };
+        let text = serde_json::to_string(&report).expect("encode");
+        assert!(text.contains("\"sync_seconds\":{\"tidemark\":1.0,\"peer\":3.0,\"ratio\":3.0}"));
+        let back: BenchReport = serde_json::from_str(&text).expect("decode");
+        assert_eq!(back, report);
+    }
+}

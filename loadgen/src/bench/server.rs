@@ -1,0 +1,483 @@
+//! A lean API server for the bench: Pods and ReplicaSets held only as pre-encoded JSON, paged
+//! lists, and watches fed by an in-process event log (the churn generator appends to it).
+//!
+//! The full simulated server ([`crate::store`]) keeps a `serde_json::Value` beside every
+//! object's bytes, several times the JSON's size: at a million 5 KB Pods that does not fit in
+//! the machine's memory. This one keeps the bytes only, serves the requests a kube-rs watcher
+//! and Tidemark's informer send (`limit`/`continue` lists with `metadata.resourceVersion`,
+//! `watch=true&resourceVersion=R&allowWatchBookmarks=true&timeoutSeconds=T`, `410 Gone` for a
+//! compacted version), and refuses every write (`405`). One writer appends events at a time.
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Query, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use bytes::{Bytes, BytesMut};
+use parking_lot::RwLock;
+use std::collections::{HashMap, VecDeque};
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+use tokio::sync::{mpsc, watch};
+
+/// Events handed to a watch per chunk at most.
+const CHUNK_EVENTS: usize = 512;
+
+/// One kind's objects and watch history.
+#[derive(Debug, Default)]
+struct Kind {
+    /// Current objects, in list order.
+    objects: RwLock<Vec<Bytes>>,
+    /// Watch lines (`{"type":...,"object":...}\n`) of revisions `first..`, contiguous.
+    log: RwLock<Log>,
+}
+
+#[derive(Debug, Default)]
+struct Log {
+    /// Revision of `lines[0]`.
+    first: u64,
+    lines: VecDeque<Bytes>,
+}
+
+/// The shared state.
+#[derive(Debug)]
+struct Shared {
+    pods: Kind,
+    replicasets: Kind,
+    revision: AtomicU64,
+    head: watch::Sender<u64>,
+    window: usize,
+    bookmark_interval: Duration,
+}
+
+/// A running bench server.
+#[derive(Debug)]
+pub struct BenchServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    stop: watch::Sender<bool>,
+}
+
+/// How the bench server is seeded and run.
+#[derive(Debug, Clone)]
+pub struct BenchServerConfig {
+    /// Watch events kept for watches that fall behind (older ones are compacted: `410`).
+    pub window: usize,
+    /// How often a watch asking for bookmarks gets one.
+    pub bookmark_interval: Duration,
+}
+
+impl Default for BenchServerConfig {
+    fn default() -> Self {
+        Self {
+            window: 200_000,
+            bookmark_interval: Duration::from_millis(500),
+        }
+    }
+}
+
+/// Which kind an event or a seed is of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BenchKind {
+    /// `/api/v1/pods`.
+    Pods,
+    /// `/apis/apps/v1/replicasets`.
+    ReplicaSets,
+}
+
+impl BenchServer {
+    /// Binds loopback and serves `pods` and `replicasets` (pre-encoded JSON objects whose
+    /// resourceVersions are at most `revision`) on the current tokio runtime.
+    pub async fn start(
+        config: BenchServerConfig,
+        pods: Vec<Bytes>,
+        replicasets: Vec<Bytes>,
+        revision: u64,
+    ) -> std::io::Result<Self> {
+        let (head, _) = watch::channel(revision);
+        let kind = |objects| Kind {
+            objects: RwLock::new(objects),
+            log: RwLock::new(Log {
+                first: revision + 1,
+                lines: VecDeque::new(),
+            }),
+        };
+        let shared = Arc::new(Shared {
+            pods: kind(pods),
+            replicasets: kind(replicasets),
+            revision: AtomicU64::new(revision),
+            head,
+            window: config.window.max(1),
+            bookmark_interval: config.bookmark_interval,
+        });
+        let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
+        let addr = listener.local_addr()?;
+        let router = Router::new()
+            .route("/api/v1/pods", get(serve_pods).fallback(refuse))
+            .route(
+                "/apis/apps/v1/replicasets",
+                get(serve_replicasets).fallback(refuse),
+            )
+            .fallback(not_found)
+            .with_state(shared.clone());
+        let (stop, mut stopped) = watch::channel(false);
+        tokio::spawn(async move {
+            let graceful = async move {
+                let _ = stopped.wait_for(|s| *s).await;
+            };
+            if let Err(e) = axum::serve(listener, router)
+                .with_graceful_shutdown(graceful)
+                .await
+            {
+                tracing::warn!(error = %e, "bench server stopped");
+            }
+        });
+        Ok(Self { addr, shared, stop })
+    }
+
+    /// `http://127.0.0.1:port`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The current revision.
+    pub fn revision(&self) -> u64 {
+        self.shared.revision.load(Ordering::Acquire)
+    }
+
+    /// Replaces Pod `index` with `object` (rendered at the next revision, which the caller
+    /// takes from [`revision`](Self::revision) + 1) and appends its MODIFIED event. Objects
+    /// must be appended by one writer at a time. Returns the new revision.
+    pub fn modify_pods(&self, batch: Vec<(usize, Bytes)>) -> u64 {
+        let kind = &self.shared.pods;
+        let mut lines = Vec::with_capacity(batch.len());
+        for (_, object) in &batch {
+            lines.push(event_line("MODIFIED", object));
+        }
+        {
+            let mut objects = kind.objects.write();
+            for (index, object) in batch {
+                if let Some(slot) = objects.get_mut(index) {
+                    *slot = object;
+                }
+            }
+        }
+        let n = lines.len() as u64;
+        {
+            let mut log = kind.log.write();
+            log.lines.extend(lines);
+            while log.lines.len() > self.shared.window {
+                log.lines.pop_front();
+                log.first += 1;
+            }
+        }
+        let rev = self.shared.revision.fetch_add(n, Ordering::AcqRel) + n;
+        self.shared.head.send_replace(rev);
+        rev
+    }
+
+    /// Stops serving.
+    pub fn shutdown(&self) {
+        let _ = self.stop.send(true);
+    }
+}
+
+fn event_line(kind: &str, object: &[u8]) -> Bytes {
+    let mut line = BytesMut::with_capacity(object.len() + 32);
+    line.extend_from_slice(b"{\"type\":\"");
+    line.extend_from_slice(kind.as_bytes());
+    line.extend_from_slice(b"\",\"object\":");
+    line.extend_from_slice(object);
+    line.extend_from_slice(b"}\n");
+    line.freeze()
+}
+
+fn json(status: StatusCode, body: impl Into<Body>) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.into(),
+    )
+        .into_response()
+}
+
+fn status_body(code: u16, reason: &str, message: &str) -> String {
+    serde_json::json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": message, "reason": reason, "code": code})
+    .to_string()
+}
+
+async fn refuse() -> Response {
+    json(
+        StatusCode::METHOD_NOT_ALLOWED,
+        status_body(405, "MethodNotAllowed", "the bench server is read-only"),
+    )
+}
+
+async fn not_found() -> Response {
+    json(
+        StatusCode::NOT_FOUND,
+        status_body(404, "NotFound", "not served by the bench server"),
+    )
+}
+
+async fn serve_pods(
+    State(s): State<Arc<Shared>>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
+    serve(&s, BenchKind::Pods, &q)
+}
+
+async fn serve_replicasets(
+    State(s): State<Arc<Shared>>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
+    serve(&s, BenchKind::ReplicaSets, &q)
+}
+
+fn serve(s: &Arc<Shared>, which: BenchKind, q: &HashMap<String, String>) -> Response {
+    if q.get("watch").is_some_and(|w| w == "true" || w == "1") {
+        watch_response(s, which, q)
+    } else {
+        list_response(s, which, q)
+    }
+}
+
+fn kind_of(s: &Shared, which: BenchKind) -> &Kind {
+    match which {
+        BenchKind::Pods => &s.pods,
+        BenchKind::ReplicaSets => &s.replicasets,
+    }
+}
+
+/// A page of the list. The `continue` token is `revision:offset`; the bench lists before it
+/// churns, so an offset into the current objects is the snapshot.
+fn list_response(s: &Shared, which: BenchKind, q: &HashMap<String, String>) -> Response {
+    let (list_kind, api_version) = match which {
+        BenchKind::Pods => ("PodList", "v1"),
+        BenchKind::ReplicaSets => ("ReplicaSetList", "apps/v1"),
+    };
+    let (revision, offset) = match q.get("continue").filter(|c| !c.is_empty()) {
+        Some(token) => match token
+            .split_once(':')
+            .and_then(|(r, o)| Some((r.parse::<u64>().ok()?, o.parse::<usize>().ok()?)))
+        {
+            Some(parsed) => parsed,
+            None => {
+                return json(
+                    StatusCode::BAD_REQUEST,
+                    status_body(400, "BadRequest", "malformed continue token"),
+                );
+            }
+        },
+        None => (s.revision.load(Ordering::Acquire), 0),
+    };
+    let limit = q
+        .get("limit")
+        .and_then(|l| l.parse::<usize>().ok())
+        .filter(|&l| l > 0)
+        .unwrap_or(usize::MAX);
+    let objects = kind_of(s, which).objects.read();
+    let end = offset.saturating_add(limit).min(objects.len());
+    let items = objects.get(offset.min(end)..end).unwrap_or_default();
+    let continue_field = if end < objects.len() {
+        format!(",\"continue\":\"{revision}:{end}\"")
+    } else {
+        String::new()
+    };
+    let size: usize = items.iter().map(|i| i.len() + 1).sum();
+    let mut body = BytesMut::with_capacity(size + 256);
+    body.extend_from_slice(
+        format!(
+            "{{\"kind\":\"{list_kind}\",\"apiVersion\":\"{api_version}\",\"metadata\":{{\"resourceVersion\":\"{revision}\"{continue_field}}},\"items\":["
+        )
+        .as_bytes(),
+    );
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            body.extend_from_slice(b",");
+        }
+        body.extend_from_slice(item);
+    }
+    body.extend_from_slice(b"]}");
+    drop(objects);
+    json(StatusCode::OK, body.freeze())
+}
+
+fn bookmark_line(which: BenchKind, revision: u64) -> Bytes {
+    let (kind, api_version) = match which {
+        BenchKind::Pods => ("Pod", "v1"),
+        BenchKind::ReplicaSets => ("ReplicaSet", "apps/v1"),
+    };
+    Bytes::from(format!(
+        "{{\"type\":\"BOOKMARK\",\"object\":{{\"kind\":\"{kind}\",\"apiVersion\":\"{api_version}\",\"metadata\":{{\"resourceVersion\":\"{revision}\"}}}}}}\n"
+    ))
+}
+
+fn gone_line(revision: u64) -> Bytes {
+    let status = status_body(
+        410,
+        "Expired",
+        &format!("too old resource version: {revision}"),
+    );
+    Bytes::from(format!("{{\"type\":\"ERROR\",\"object\":{status}}}\n"))
+}
+
+/// What a watch reads next from the log.
+enum Next {
+    Lines(Bytes, u64),
+    Gone,
+    Nothing,
+}
+
+fn read_after(kind: &Kind, from: u64) -> Next {
+    let log = kind.log.read();
+    if from + 1 < log.first {
+        return Next::Gone;
+    }
+    let start = (from + 1 - log.first) as usize;
+    if start >= log.lines.len() {
+        return Next::Nothing;
+    }
+    let end = (start + CHUNK_EVENTS).min(log.lines.len());
+    let size: usize = log.lines.range(start..end).map(Bytes::len).sum();
+    let mut chunk = BytesMut::with_capacity(size);
+    for line in log.lines.range(start..end) {
+        chunk.extend_from_slice(line);
+    }
+    Next::Lines(chunk.freeze(), log.first + end as u64 - 1)
+}
+
+fn watch_response(s: &Arc<Shared>, which: BenchKind, q: &HashMap<String, String>) -> Response {
+    let from = q
+        .get("resourceVersion")
+        .and_then(|r| r.parse::<u64>().ok())
+        .unwrap_or_else(|| s.revision.load(Ordering::Acquire));
+    let bookmarks = q.get("allowWatchBookmarks").is_some_and(|b| b == "true");
+    let timeout = q
+        .get("timeoutSeconds")
+        .and_then(|t| t.parse::<u64>().ok())
+        .map_or(Duration::from_secs(290), Duration::from_secs);
+    let (tx, rx) = mpsc::channel::<Result<Bytes, Infallible>>(8);
+    let shared = s.clone();
+    tokio::spawn(async move {
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut head = shared.head.subscribe();
+        let mut pos = from;
+        let mut next_bookmark = tokio::time::Instant::now() + shared.bookmark_interval;
+        loop {
+            let kind = kind_of(&shared, which);
+            let next = match which {
+                BenchKind::Pods => read_after(kind, pos),
+                // ReplicaSets do not change in the bench: the global revision moves past them.
+                BenchKind::ReplicaSets => Next::Nothing,
+            };
+            match next {
+                Next::Lines(chunk, last) => {
+                    pos = last;
+                    if tx.send(Ok(chunk)).await.is_err() {
+                        return;
+                    }
+                    continue;
+                }
+                Next::Gone => {
+                    let _ = tx.send(Ok(gone_line(pos))).await;
+                    return;
+                }
+                Next::Nothing => {}
+            }
+            tokio::select! {
+                changed = head.changed() => if changed.is_err() { return; },
+                _ = tokio::time::sleep_until(next_bookmark) => {
+                    next_bookmark = tokio::time::Instant::now() + shared.bookmark_interval;
+                    if bookmarks {
+                        let revision = match which {
+                            BenchKind::Pods => pos,
+                            BenchKind::ReplicaSets => shared.revision.load(Ordering::Acquire),
+                        };
+                        pos = pos.max(revision);
+                        if tx.send(Ok(bookmark_line(which, revision))).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+                _ = tokio::time::sleep_until(deadline) => return,
+            }
+        }
+    });
+    json(
+        StatusCode::OK,
+        Body::from_stream(tokio_stream::wrappers::ReceiverStream::new(rx)),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod(name: &str, rv: u64) -> Bytes {
+        Bytes::from(format!(
+            "{{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{{\"name\":\"{name}\",\"namespace\":\"b\",\"resourceVersion\":\"{rv}\"}}}}"
+        ))
+    }
+
+    #[tokio::test]
+    async fn a_paged_list_returns_every_pod_once_at_one_revision() {
+        let pods: Vec<Bytes> = (1..=5).map(|i| pod(&format!("p{i}"), i)).collect();
+        let server = BenchServer::start(BenchServerConfig::default(), pods, vec![], 5)
+            .await
+            .expect("start");
+        let shared = server.shared.clone();
+        let mut q = HashMap::from([("limit".to_string(), "2".to_string())]);
+        let mut names = Vec::new();
+        loop {
+            let response = list_response(&shared, BenchKind::Pods, &q);
+            let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+                .await
+                .expect("body");
+            let v: serde_json::Value = serde_json::from_slice(&body).expect("json");
+            assert_eq!(v["metadata"]["resourceVersion"], "5");
+            for item in v["items"].as_array().expect("items") {
+                names.push(item["metadata"]["name"].as_str().unwrap_or("").to_string());
+            }
+            match v["metadata"]["continue"].as_str() {
+                Some(c) => {
+                    q.insert("continue".into(), c.into());
+                }
+                None => break,
+            }
+        }
+        assert_eq!(names, ["p1", "p2", "p3", "p4", "p5"]);
+        server.shutdown();
+    }
+
+    #[tokio::test]
+    async fn a_watch_replays_events_after_its_version_and_a_compacted_one_is_gone() {
+        let config = BenchServerConfig {
+            window: 2,
+            ..BenchServerConfig::default()
+        };
+        let server = BenchServer::start(config, vec![pod("p0", 1)], vec![], 1)
+            .await
+            .expect("start");
+        for rv in 2..=4 {
+            server.modify_pods(vec![(0, pod("p0", rv))]);
+        }
+        assert_eq!(server.revision(), 4);
+        let kind = &server.shared.pods;
+        match read_after(kind, 2) {
+            Next::Lines(chunk, last) => {
+                assert_eq!(last, 4);
+                assert_eq!(chunk.iter().filter(|b| **b == b'\n').count(), 2);
+            }
+            _ => panic!("expected lines"),
+        }
+        assert!(matches!(read_after(kind, 1), Next::Gone));
+        assert!(matches!(read_after(kind, 4), Next::Nothing));
+        server.shutdown();
+    }
+}
