@@ -243,6 +243,8 @@ pub enum WorkloadKind {
     Statefulset,
     /// batch/v1 Jobs (steps set `parallelism`).
     Job,
+    /// apps/v1 DaemonSets (steps set how many extra Nodes `extra-N` exist).
+    Daemonset,
 }
 
 impl WorkloadKind {
@@ -252,6 +254,7 @@ impl WorkloadKind {
             WorkloadKind::Replicaset => Resource::ReplicaSets,
             WorkloadKind::Statefulset => Resource::StatefulSets,
             WorkloadKind::Job => Resource::Jobs,
+            WorkloadKind::Daemonset => Resource::DaemonSets,
         }
     }
 
@@ -261,6 +264,7 @@ impl WorkloadKind {
             WorkloadKind::Replicaset => format!("rs-{i}"),
             WorkloadKind::Statefulset => format!("sts-{i}"),
             WorkloadKind::Job => format!("job-{i}"),
+            WorkloadKind::Daemonset => format!("ds-{i}"),
         }
     }
 }

@@ -13,7 +13,9 @@ use crate::scenario::WorkloadKind;
 use crate::scenario::{FaultKind, FaultWindow, Scenario};
 use crate::server::{ApiServer, ServerConfig, ServerError, start};
 use crate::status::ApiError;
-use crate::workload::{job_manifest, replicaset_manifest, statefulset_manifest};
+use crate::workload::{
+    daemonset_manifest, job_manifest, replicaset_manifest, statefulset_manifest,
+};
 use std::path::PathBuf;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -70,7 +72,75 @@ fn truth(server: &ApiServer, kind: WorkloadKind) -> Vec<ReplicaSetTruth> {
         WorkloadKind::Replicaset => server.replicaset_truth(),
         WorkloadKind::Statefulset => server.statefulset_truth(),
         WorkloadKind::Job => job_truth(server),
+        WorkloadKind::Daemonset => daemonset_truth(server),
     }
+}
+
+/// A DaemonSet seen as a set: converged when every Node runs exactly one of its live Pods, none
+/// runs elsewhere, and its status says so for its generation.
+fn daemonset_truth(server: &ApiServer) -> Vec<ReplicaSetTruth> {
+    let nodes: Vec<String> = server
+        .list(Resource::Nodes)
+        .iter()
+        .filter(|n| n["metadata"]["deletionTimestamp"].is_null())
+        .filter_map(|n| n["metadata"]["name"].as_str().map(str::to_string))
+        .collect();
+    let pods = server.list(Resource::Pods);
+    server
+        .list(Resource::DaemonSets)
+        .iter()
+        .map(|ds| {
+            let uid = ds["metadata"]["uid"].as_str().unwrap_or("");
+            let placed: Vec<&str> = pods
+                .iter()
+                .filter(|p| {
+                    p["metadata"]["deletionTimestamp"].is_null()
+                        && p["metadata"]["ownerReferences"][0]["uid"] == uid
+                })
+                .filter_map(|p| p["spec"]["nodeName"].as_str())
+                .collect();
+            let exact = placed.len() == nodes.len()
+                && nodes
+                    .iter()
+                    .all(|n| placed.iter().filter(|p| **p == n).count() == 1);
+            let n = nodes.len() as i64;
+            ReplicaSetTruth {
+                namespace: ds["metadata"]["namespace"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+                name: ds["metadata"]["name"].as_str().unwrap_or("").to_string(),
+                generation: ds["metadata"]["generation"].as_i64().unwrap_or(0),
+                spec_replicas: n,
+                live_pods: if exact { n } else { placed.len() as i64 - 1000 },
+                status_replicas: ds["status"]["currentNumberScheduled"]
+                    .as_i64()
+                    .unwrap_or(-1),
+                status_ready_replicas: ds["status"]["numberReady"].as_i64().unwrap_or(-1),
+                observed_generation: ds["status"]["observedGeneration"].as_i64().unwrap_or(0),
+            }
+        })
+        .collect()
+}
+
+/// Makes exactly `count` extra Nodes `extra-0..` exist.
+fn set_extra_nodes(server: &ApiServer, count: i32) -> Result<(), ApiError> {
+    let count = usize::try_from(count).unwrap_or(0);
+    for i in 0..64 {
+        let name = format!("extra-{i}");
+        let exists = server.get(Resource::Nodes, "", &name).is_some();
+        if i < count && !exists {
+            server.create(
+                Resource::Nodes,
+                "",
+                serde_json::json!({"metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+                    "status": {"conditions": [{"type": "Ready", "status": "True"}]}}),
+            )?;
+        } else if i >= count && exists {
+            server.delete(Resource::Nodes, "", &name)?;
+        }
+    }
+    Ok(())
 }
 
 /// A Job seen as a set: converged once it is Complete with exactly `completions` successes.
@@ -411,6 +481,7 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
             WorkloadKind::Statefulset => {
                 statefulset_manifest(namespace, &name, w.initial_replicas, w.parallel)
             }
+            WorkloadKind::Daemonset => daemonset_manifest(namespace, &name),
             WorkloadKind::Job => job_manifest(
                 namespace,
                 &name,
@@ -586,6 +657,7 @@ async fn drive(
                             j["spec"]["parallelism"] = serde_json::json!(replicas);
                         })?;
                     }
+                    WorkloadKind::Daemonset => set_extra_nodes(server, replicas)?,
                 },
                 Action::Fault { window, on } => {
                     let what = match window.kind {

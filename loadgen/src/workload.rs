@@ -71,3 +71,20 @@ pub fn job_manifest(
         }
     })
 }
+
+/// A DaemonSet `name` of the pause image, on every Node.
+pub fn daemonset_manifest(namespace: &str, name: &str) -> Value {
+    json!({
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": name, "namespace": namespace, "labels": {"app": name}},
+        "spec": {
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "agent", "image": "registry.k8s.io/pause:3.10",
+                    "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}}]}
+            }
+        }
+    })
+}
