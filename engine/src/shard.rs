@@ -20,6 +20,10 @@ use smallvec::SmallVec;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
+/// A watermark that has not moved for this long proves nothing about now: a destructive decision
+/// that reads it needs a fresh barrier even for a proven key.
+pub const QUIET_WATERMARK: Duration = Duration::from_secs(90);
+
 /// Consecutive skips after which a parked key is reported as starving.
 pub const STARVING_AFTER_SKIPS: u32 = 5;
 
@@ -140,6 +144,7 @@ pub struct Shard {
     hold: Option<ResourceVersion>,
     acked: PerResource<BTreeMap<(ResourceVersion, u64), (usize, Instant)>>,
     router: Option<crate::router::ShardRouter>,
+    moved_at: PerResource<Option<Instant>>,
 }
 
 impl Shard {
@@ -172,6 +177,7 @@ impl Shard {
             hold: None,
             acked: PerResource::default(),
             router: None,
+            moved_at: PerResource::default(),
         }
     }
 
@@ -366,6 +372,7 @@ impl Shard {
         }
         *self.synced.get_mut(resource) = true;
         *self.watermarks.get_mut(resource) = version;
+        *self.moved_at.get_mut(resource) = Some(now);
         if let Some(v) = version {
             self.observe_acked(resource, v, now);
             for c in &mut self.controllers {
@@ -399,6 +406,7 @@ impl Shard {
             return;
         }
         *slot = Some(version);
+        *self.moved_at.get_mut(resource) = Some(now);
         self.observe_acked(resource, version, now);
         for c in &mut self.controllers {
             c.queue.watermark(resource, version, now);
@@ -704,7 +712,16 @@ impl Shard {
                     c.stats.reconcile_errors += 1;
                     c.queue.finish(&key, Outcome::Failed, now);
                 }
-                Ok(plan) if c.consistency && !c.proofs.is_proven(&key) && plan.is_destructive() => {
+                Ok(plan)
+                    if c.consistency
+                        && plan.is_destructive()
+                        && (!c.proofs.is_proven(&key)
+                            || c.reconciler.reads().iter().any(|r| {
+                                self.moved_at
+                                    .get(*r)
+                                    .is_none_or(|at| now.saturating_duration_since(at) >= QUIET_WATERMARK)
+                            })) =>
+                {
                     c.stats.destructive_held += 1;
                     tracing::debug!(controller = c.reconciler.name(), %key, "destructive plan held: key unproven since start or leadership, barrier requested");
                     c.queue.park(&key, ParkTarget::Barrier, now);

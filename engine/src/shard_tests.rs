@@ -724,3 +724,34 @@ mod node_lifecycle {
         assert_eq!(s.stats(late)[0].proven_keys, 0, "the proof was used up");
     }
 }
+
+#[test]
+fn a_watermark_quiet_for_too_long_needs_a_new_barrier_even_for_a_proven_key() {
+    let rs = replicaset_json("ns", "web", 0, 10);
+    let first = pod(&rs, "first", 5, true);
+    let mut s = synced(true, &rs, vec![first.clone()]);
+    let now = Instant::now();
+    let ws = writes_after_barrier(&mut s, now, 10);
+    let mut next = 10;
+    complete(&mut s, ws, &mut next, now);
+    s.apply(Change::Deleted(Object::Pod(first)), now);
+    touch(&mut s, "web", 0, 30, now);
+    s.advance(Resource::Pods, rv(30), now);
+    let ws = writes(&mut s, now);
+    let mut next = 40;
+    complete(&mut s, ws, &mut next, now);
+    assert_eq!(s.stats(now)[0].proven_keys, 1);
+    touch(&mut s, "web", 0, 50, now);
+    s.advance(Resource::Pods, rv(50), now);
+    let quiet = now + QUIET_WATERMARK + Duration::from_secs(1);
+    s.apply(Change::Applied(Object::Pod(pod(&rs, "late", 31, true))), quiet);
+    let out = outputs(&mut s, quiet);
+    assert!(
+        out.iter().all(|o| !matches!(o, Output::Write(w) if matches!(w.action, Action::Delete { .. }))),
+        "{out:?}"
+    );
+    assert!(
+        barrier(&out).is_some(),
+        "no watermark moved for {QUIET_WATERMARK:?}: the cache proves nothing about now: {out:?}"
+    );
+}
