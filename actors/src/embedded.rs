@@ -182,6 +182,19 @@ pub fn summarize_cluster(stats: &ManagerStats, elapsed: Duration, consistency: b
         live_reads: stats.live_reads(),
         destructive_held: stats.controllers.iter().map(|c| c.destructive_held).sum(),
         writes_fenced: stats.writes_fenced,
+        controllers: stats
+            .controllers
+            .iter()
+            .map(|c| crate::summary::ControllerSummary {
+                controller: c.controller.to_string(),
+                reconciles: c.reconciles,
+                stale_sync_skips: c.stale_sync_skips,
+                writes: c.writes,
+                live_reads: c.live_reads_ok + c.live_reads_failed,
+                destructive_held: c.destructive_held,
+                parked_at_end: c.parked,
+            })
+            .collect(),
         ..Summary::default()
     }
 }
@@ -218,6 +231,26 @@ async fn demo(options: DemoOptions, io: tokio::runtime::Handle) -> Result<Summar
                 DEMO_NAMESPACE,
                 replicaset_manifest(name, 2),
             )
+            .map_err(|e| EmbeddedError::Seed(e.to_string()))?;
+    }
+    // One of every other onboarded kind, so every controller has work in the demo.
+    let others = [
+        (
+            Resource::StatefulSets,
+            tidemark_loadgen::workload::statefulset_manifest(DEMO_NAMESPACE, "db", 3, false),
+        ),
+        (
+            Resource::DaemonSets,
+            tidemark_loadgen::workload::daemonset_manifest(DEMO_NAMESPACE, "agent"),
+        ),
+        (
+            Resource::Jobs,
+            tidemark_loadgen::workload::job_manifest(DEMO_NAMESPACE, "batch", 2, 6, false),
+        ),
+    ];
+    for (resource, manifest) in others {
+        server
+            .create(resource, DEMO_NAMESPACE, manifest)
             .map_err(|e| EmbeddedError::Seed(e.to_string()))?;
     }
     let client = client_for(&server.url(), &io)?;

@@ -2,6 +2,25 @@
 
 use serde::Serialize;
 
+/// One controller's part of a run.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct ControllerSummary {
+    /// The controller.
+    pub controller: String,
+    /// Reconciles run.
+    pub reconciles: u64,
+    /// Reconciles skipped on a stale cache.
+    pub stale_sync_skips: u64,
+    /// Writes acknowledged.
+    pub writes: u64,
+    /// Live (barrier) reads.
+    pub live_reads: u64,
+    /// Destructive plans held for proof.
+    pub destructive_held: u64,
+    /// Keys parked at the end.
+    pub parked_at_end: usize,
+}
+
 /// What a run did. `violations` counts the oracle's findings (embedded mode only).
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct Summary {
@@ -41,11 +60,24 @@ pub struct Summary {
     pub unanswered_at_exit: u64,
     /// The Lease was released at a graceful stop.
     pub released_lease: bool,
+    /// Per controller.
+    pub controllers: Vec<ControllerSummary>,
 }
 
 impl Summary {
-    /// The summary as a human reads it.
+    /// The summary as a human reads it: the totals, then one line per controller.
     pub fn render(&self) -> String {
+        let mut text = self.totals();
+        for c in &self.controllers {
+            text.push_str(&format!(
+                "\n  {:<14} reconciles={} stale_sync_skips={} writes={} live_reads={} destructive_held={} parked={}",
+                c.controller, c.reconciles, c.stale_sync_skips, c.writes, c.live_reads, c.destructive_held, c.parked_at_end
+            ));
+        }
+        text
+    }
+
+    fn totals(&self) -> String {
         format!(
             "tidemark summary: {:.1}s, reconciles={} stale_sync_skips={} stale_reconciles={} writes={} (failed {}) \
              wakes={} wake_p99={}us parked={} live_reads={} destructive_held={} fenced={} violations={} converged={} consistency={}",

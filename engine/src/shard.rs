@@ -717,9 +717,9 @@ impl Shard {
                         && plan.is_destructive()
                         && (!c.proofs.is_proven(&key)
                             || c.reconciler.reads().iter().any(|r| {
-                                self.moved_at
-                                    .get(*r)
-                                    .is_none_or(|at| now.saturating_duration_since(at) >= QUIET_WATERMARK)
+                                self.moved_at.get(*r).is_none_or(|at| {
+                                    now.saturating_duration_since(at) >= QUIET_WATERMARK
+                                })
                             })) =>
                 {
                     c.stats.destructive_held += 1;

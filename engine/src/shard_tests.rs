@@ -744,10 +744,14 @@ fn a_watermark_quiet_for_too_long_needs_a_new_barrier_even_for_a_proven_key() {
     touch(&mut s, "web", 0, 50, now);
     s.advance(Resource::Pods, rv(50), now);
     let quiet = now + QUIET_WATERMARK + Duration::from_secs(1);
-    s.apply(Change::Applied(Object::Pod(pod(&rs, "late", 31, true))), quiet);
+    s.apply(
+        Change::Applied(Object::Pod(pod(&rs, "late", 31, true))),
+        quiet,
+    );
     let out = outputs(&mut s, quiet);
     assert!(
-        out.iter().all(|o| !matches!(o, Output::Write(w) if matches!(w.action, Action::Delete { .. }))),
+        out.iter()
+            .all(|o| !matches!(o, Output::Write(w) if matches!(w.action, Action::Delete { .. }))),
         "{out:?}"
     );
     assert!(
