@@ -229,6 +229,87 @@ fn shard_apply(c: &mut Criterion) {
     group.finish();
 }
 
+/// A Node of about 3 KB, like the Nodes of a kwok scale test.
+fn node_json(i: usize) -> Vec<u8> {
+    let labels: serde_json::Map<String, serde_json::Value> = (0..20)
+        .map(|l| {
+            (
+                format!("example.com/label-{l}"),
+                serde_json::json!(format!("value-{i}-{l}")),
+            )
+        })
+        .collect();
+    serde_json::to_vec(&serde_json::json!({
+        "metadata": {"name": format!("node-{i}"), "uid": format!("00000000-0000-0000-0000-{i:012}"),
+            "resourceVersion": (10 + i).to_string(), "labels": labels},
+        "spec": {"podCIDR": format!("10.{}.{}.0/24", i / 256, i % 256)},
+        "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+            "message": "kubelet is posting ready status", "lastHeartbeatTime": "2026-12-02T10:00:00Z"}],
+            "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"},
+            "allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"},
+            "nodeInfo": {"kubeletVersion": "v1.36.0", "osImage": "kwok", "kernelVersion": "6.0.0"}},
+    }))
+    .unwrap_or_default()
+}
+
+/// Nodes are broadcast to every shard (DaemonSets read them everywhere): the cost of one list of
+/// 5,000 Nodes replaced into one shard, against the same list cloned into each of two shards.
+/// The clones share each Node's JSON (an `Arc`), so a shard's copy costs its projection only.
+fn node_broadcast(c: &mut Criterion) {
+    const NODES: usize = 5_000;
+    let nodes: Vec<Object> = (0..NODES)
+        .map(|i| {
+            Object::Node(
+                tidemark_engine::NodeView::from_json(&node_json(i))
+                    .unwrap_or_else(|e| panic!("fixture: {e}")),
+            )
+        })
+        .collect();
+    let shard = |id: usize, shards: usize| {
+        Shard::new(
+            ShardId(id),
+            vec![
+                ControllerSpec {
+                    reconciler: Box::new(tidemark_engine::DaemonSetController),
+                    consistency: true,
+                },
+                ControllerSpec {
+                    reconciler: Box::new(tidemark_engine::NodeLifecycleController::default()),
+                    consistency: true,
+                },
+            ],
+        )
+        .with_router(ShardRouter::new(shards))
+    };
+    let mut group = c.benchmark_group("node_broadcast_5000");
+    group.throughput(Throughput::Elements(NODES as u64));
+    for shards in [1usize, 2] {
+        group.bench_with_input(BenchmarkId::new("shards", shards), &shards, |b, &shards| {
+            b.iter_batched(
+                || (0..shards).map(|i| shard(i, shards)).collect::<Vec<_>>(),
+                |mut all| {
+                    let now = Instant::now();
+                    for s in &mut all {
+                        s.replace(
+                            Resource::Nodes,
+                            nodes.clone(),
+                            ResourceVersion::new(9_999),
+                            now,
+                        );
+                    }
+                    all
+                },
+                criterion::BatchSize::LargeInput,
+            )
+        });
+    }
+    group.finish();
+    eprintln!(
+        "node_broadcast: a shard's copy of a Node is {} bytes of projection (its JSON is shared)",
+        std::mem::size_of::<tidemark_engine::NodeView>()
+    );
+}
+
 fn gate_check(c: &mut Criterion) {
     let mut map = VersionMap::default();
     let keys: Vec<ObjectKey> = (0..1_000)
@@ -295,6 +376,7 @@ criterion_group!(
     shard_apply_both_cores,
     gate_check,
     park_and_wake,
-    queue_pop
+    queue_pop,
+    node_broadcast
 );
 criterion_main!(benches);

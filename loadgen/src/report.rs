@@ -59,8 +59,10 @@ pub struct StressReport {
     pub writes: WriteCounts,
     /// The manager's stale sync skips (from its summary).
     pub stale_sync_skips: u64,
-    /// Live reads the manager made (from its summary; 0 until destructive-action proof lands).
+    /// Live (barrier) reads the managers made (from their summaries).
     pub live_reads: u64,
+    /// Reconciles the managers ran (from their summaries).
+    pub reconciles: u64,
     /// Seconds the whole run took.
     pub duration_seconds: f64,
     /// Faults started and stopped, with revisions.

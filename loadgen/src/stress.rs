@@ -569,6 +569,7 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
         writes: manager_writes(&server),
         stale_sync_skips: managers.summed_summary("stale_sync_skips"),
         live_reads: managers.summed_summary("live_reads"),
+        reconciles: managers.summed_summary("reconciles"),
         duration_seconds: run_started.elapsed().as_secs_f64(),
         faults,
         manager_log: managers.logs(),
