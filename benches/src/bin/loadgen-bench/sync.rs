@@ -21,7 +21,9 @@ pub fn client(io: &tokio::runtime::Runtime, url: &str) -> anyhow::Result<kube::C
     kube::Client::try_from(kube::Config::new(uri)).context("kube client")
 }
 
-/// The manager's config for the bench: the default shards (one per core) and gates on or off.
+/// The manager's config for the bench: the ReplicaSet controller only (the bench server serves
+/// Pods and ReplicaSets, and the peer caches Pods), the default shards (one per core), gates on
+/// or off.
 pub fn config(gate: bool) -> anyhow::Result<ManagerConfig> {
     let gates = if gate {
         FeatureGates::default()
@@ -31,6 +33,7 @@ pub fn config(gate: bool) -> anyhow::Result<ManagerConfig> {
     };
     Ok(ManagerConfig {
         gates,
+        controllers: vec!["replicaset".into()],
         ..ManagerConfig::default()
     })
 }
