@@ -89,6 +89,15 @@ pub const JOB_TRACKING_FINALIZER: &str = "batch.kubernetes.io/job-tracking";
 pub const COMPLETION_INDEX_ANNOTATION: &str = "batch.kubernetes.io/job-completion-index";
 
 impl PodView {
+    /// The key of this Pod's controlling owner, if it is of `kind` (owners of namespaced
+    /// dependents live in the same namespace): the key a controller of `kind` reconciles.
+    pub fn owner_key(&self, kind: &str) -> Option<ObjectKey> {
+        self.controller
+            .as_ref()
+            .filter(|o| &*o.kind == kind)
+            .map(|o| ObjectKey::new(self.key.namespace_arc().clone(), o.name.clone()))
+    }
+
     /// Active as the ReplicaSet controller counts it: not terminal, not being deleted.
     pub fn is_active(&self) -> bool {
         !self.terminating && !matches!(self.phase, PodPhase::Succeeded | PodPhase::Failed)

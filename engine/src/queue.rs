@@ -236,10 +236,10 @@ impl WorkQueue {
         entry.skips
     }
 
-    fn unpark(&mut self, key: &ObjectKey, now: Instant) -> bool {
-        let Some(entry) = self.entries.get_mut(key) else {
-            return false;
-        };
+    /// Takes a parked key out of the park's timer and watermark index; returns when it was
+    /// parked. The caller sets its next state.
+    fn leave_park(&mut self, key: &ObjectKey) -> Option<Instant> {
+        let entry = self.entries.get_mut(key)?;
         let State::Parked {
             target,
             timer,
@@ -247,17 +247,27 @@ impl WorkQueue {
             since,
         } = &entry.state
         else {
-            return false;
+            return None;
         };
         self.timers.remove(timer);
         if let (ParkTarget::Watermark { resource, .. }, Some(slot)) = (target, slot) {
             self.parked.get_mut(*resource).remove(slot);
         }
         self.parked_count -= 1;
+        Some(*since)
+    }
+
+    fn unpark(&mut self, key: &ObjectKey, now: Instant) -> bool {
+        let Some(since) = self.leave_park(key) else {
+            return false;
+        };
+        let Some(entry) = self.entries.get_mut(key) else {
+            return false;
+        };
         entry.state = State::Queued {
             since: now,
             woken: true,
-            parked_for: Some(now.saturating_duration_since(*since)),
+            parked_for: Some(now.saturating_duration_since(since)),
         };
         self.ready.push_back(key.clone());
         true
@@ -312,23 +322,12 @@ impl WorkQueue {
     /// after the error backoff, which this failure raises.
     pub fn fail_parked(&mut self, key: &ObjectKey, now: Instant) -> bool {
         let seq = self.next_seq();
+        if self.leave_park(key).is_none() {
+            return false;
+        }
         let Some(entry) = self.entries.get_mut(key) else {
             return false;
         };
-        let State::Parked {
-            target,
-            timer,
-            slot,
-            ..
-        } = &entry.state
-        else {
-            return false;
-        };
-        self.timers.remove(timer);
-        if let (ParkTarget::Watermark { resource, .. }, Some(slot)) = (target, slot) {
-            self.parked.get_mut(*resource).remove(slot);
-        }
-        self.parked_count -= 1;
         let delay = self.errors.delay(entry.failures);
         entry.failures = entry.failures.saturating_add(1);
         entry.state = State::Waiting;

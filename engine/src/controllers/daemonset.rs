@@ -86,14 +86,7 @@ impl Reconciler for DaemonSetController {
     fn keys_for(&self, object: &Object, keys: &mut SmallVec<[ObjectKey; 2]>) {
         match object {
             Object::DaemonSet(ds) => keys.push(ds.key.clone()),
-            Object::Pod(pod) => {
-                if let Some(owner) = pod.controller.as_ref().filter(|o| &*o.kind == "DaemonSet") {
-                    keys.push(ObjectKey::new(
-                        pod.key.namespace_arc().clone(),
-                        owner.name.clone(),
-                    ));
-                }
-            }
+            Object::Pod(pod) => keys.extend(pod.owner_key("DaemonSet")),
             // A Node change concerns every DaemonSet: each shard queues those it has.
             Object::Node(_) => {}
             _ => {}

@@ -188,14 +188,7 @@ impl Reconciler for JobController {
     fn keys_for(&self, object: &Object, keys: &mut SmallVec<[ObjectKey; 2]>) {
         match object {
             Object::Job(job) => keys.push(job.key.clone()),
-            Object::Pod(pod) => {
-                if let Some(owner) = pod.controller.as_ref().filter(|o| &*o.kind == "Job") {
-                    keys.push(ObjectKey::new(
-                        pod.key.namespace_arc().clone(),
-                        owner.name.clone(),
-                    ));
-                }
-            }
+            Object::Pod(pod) => keys.extend(pod.owner_key("Job")),
             _ => {}
         }
     }

@@ -36,14 +36,7 @@ impl Reconciler for ReplicaSetController {
     fn keys_for(&self, object: &Object, keys: &mut SmallVec<[ObjectKey; 2]>) {
         match object {
             Object::ReplicaSet(rs) => keys.push(rs.key.clone()),
-            Object::Pod(pod) => {
-                if let Some(owner) = pod.controller.as_ref().filter(|o| &*o.kind == "ReplicaSet") {
-                    keys.push(ObjectKey::new(
-                        pod.key.namespace_arc().clone(),
-                        owner.name.clone(),
-                    ));
-                }
-            }
+            Object::Pod(pod) => keys.extend(pod.owner_key("ReplicaSet")),
             Object::Node(_)
             | Object::Lease(_)
             | Object::StatefulSet(_)

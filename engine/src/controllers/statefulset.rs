@@ -201,18 +201,7 @@ impl Reconciler for StatefulSetController {
     fn keys_for(&self, object: &Object, keys: &mut SmallVec<[ObjectKey; 2]>) {
         match object {
             Object::StatefulSet(set) => keys.push(set.key.clone()),
-            Object::Pod(pod) => {
-                if let Some(owner) = pod
-                    .controller
-                    .as_ref()
-                    .filter(|o| &*o.kind == "StatefulSet")
-                {
-                    keys.push(ObjectKey::new(
-                        pod.key.namespace_arc().clone(),
-                        owner.name.clone(),
-                    ));
-                }
-            }
+            Object::Pod(pod) => keys.extend(pod.owner_key("StatefulSet")),
             Object::ReplicaSet(_)
             | Object::Node(_)
             | Object::Lease(_)
