@@ -10,6 +10,9 @@ pub enum Profile {
     Ci,
     /// The scale curve: 10k, 100k and 1M Pods, the peer up to 100k.
     Full,
+    /// Seconds: 500 Pods and two short churn steps, to test that every phase runs end to end
+    /// (the figures mean nothing at this size).
+    Smoke,
 }
 
 /// What a profile runs.
@@ -33,6 +36,7 @@ impl Profile {
         match self {
             Profile::Ci => "ci",
             Profile::Full => "full",
+            Profile::Smoke => "smoke",
         }
     }
 
@@ -56,6 +60,13 @@ impl Profile {
                 ],
                 step_seconds: 2.0,
                 wake_keys: 5_000,
+            },
+            Profile::Smoke => Plan {
+                sizes: vec![500],
+                peer_max: 500,
+                rates: vec![500.0, 1_000.0],
+                step_seconds: 0.5,
+                wake_keys: 100,
             },
         };
         if let Some(n) = pods {

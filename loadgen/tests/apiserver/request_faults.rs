@@ -1,8 +1,6 @@
 //! Request faults seen by a kube-rs client: errors with Retry-After, latency, lost responses.
 
-mod common;
-
-use common::{client_without_retries, pod, pods, quiet_config};
+use crate::common::{client_without_retries, pod, pods, quiet_config};
 use kube::api::PostParams;
 use std::time::{Duration, Instant};
 use tidemark_loadgen::Resource;

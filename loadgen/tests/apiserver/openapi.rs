@@ -1,12 +1,10 @@
 //! OpenAPI documents for kubectl: `/openapi/v2`, the `/openapi/v3` index and its documents;
 //! and `kubectl apply` with validation on (skipped when kubectl is not installed).
 
-mod common;
-
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use common::*;
+use crate::common::*;
 use http::Request;
 use serde_json::Value;
 

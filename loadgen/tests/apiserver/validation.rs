@@ -1,8 +1,6 @@
 //! Validation (422 Invalid with causes), dry run, field validation and field selectors.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use futures::{StreamExt, TryStreamExt};
 use http::Request;
 use k8s_openapi::api::core::v1::Namespace;

@@ -2,22 +2,12 @@
 //! Pod per index in Indexed mode, each finished Pod counted exactly once, every Job Complete with
 //! exactly `completions` successes. With the Job gate off the lagging cache over-runs parallelism.
 
+use crate::common::with_runtime;
 use std::time::{Duration, Instant};
 use tidemark_actors::embedded::{DEMO_NAMESPACE, client_for, start_server};
 use tidemark_actors::manager::{Manager, ManagerConfig};
 use tidemark_engine::FeatureGates;
 use tidemark_loadgen::{ApiServer, Resource, ServerConfig, Violation};
-
-fn with_runtime<F, Fut>(scenario: F)
-where
-    F: FnOnce(tokio::runtime::Handle) -> Fut,
-    Fut: std::future::Future<Output = ()>,
-{
-    let io = tidemark_actors::manager::io_runtime().expect("I/O runtime");
-    let handle = io.handle().clone();
-    actix::System::new().block_on(scenario(handle));
-    io.shutdown_timeout(Duration::from_secs(2));
-}
 
 fn job(name: &str, indexed: bool) -> serde_json::Value {
     serde_json::json!({

@@ -2,6 +2,7 @@
 //! renewed. With the gate on no live Node is marked and a Node that really went silent is; with
 //! the controller's own gate off the lag marks live Nodes.
 
+use crate::common::with_runtime;
 use std::time::Duration;
 use tidemark_actors::embedded::{client_for, start_server};
 use tidemark_actors::manager::{Manager, ManagerConfig};
@@ -11,17 +12,6 @@ use tidemark_loadgen::oracle::node_is_marked;
 use tidemark_loadgen::{Resource, ServerConfig};
 
 const GRACE: Duration = Duration::from_secs(2);
-
-fn with_runtime<F, Fut>(scenario: F)
-where
-    F: FnOnce(tokio::runtime::Handle) -> Fut,
-    Fut: std::future::Future<Output = ()>,
-{
-    let io = tidemark_actors::manager::io_runtime().expect("I/O runtime");
-    let handle = io.handle().clone();
-    actix::System::new().block_on(scenario(handle));
-    io.shutdown_timeout(Duration::from_secs(2));
-}
 
 struct Outcome {
     wrongly_marked: usize,

@@ -2,6 +2,7 @@
 //! the request") must not be repeated blindly: the key waits for a barrier, so its next decision
 //! sees the Pod that did land. With the gate off the same run double-creates.
 
+use crate::common::with_runtime;
 use std::time::{Duration, Instant};
 use tidemark_actors::embedded::{
     DEMO_NAMESPACE, client_for, converged, replicaset_manifest, start_server,
@@ -9,17 +10,6 @@ use tidemark_actors::embedded::{
 use tidemark_actors::manager::{Manager, ManagerConfig};
 use tidemark_engine::FeatureGates;
 use tidemark_loadgen::{Resource, ServerConfig, Violation, ViolationKind};
-
-fn with_runtime<F, Fut>(scenario: F)
-where
-    F: FnOnce(tokio::runtime::Handle) -> Fut,
-    Fut: std::future::Future<Output = ()>,
-{
-    let io = tidemark_actors::manager::io_runtime().expect("I/O runtime");
-    let handle = io.handle().clone();
-    actix::System::new().block_on(scenario(handle));
-    io.shutdown_timeout(Duration::from_secs(2));
-}
 
 /// Scales 6 ReplicaSets up while 40% of write responses are lost and Pods show up 800 ms late;
 /// returns the over-creations the manager caused and whether it converged afterwards.

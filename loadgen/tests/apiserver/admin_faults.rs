@@ -1,8 +1,6 @@
 //! Every fault can be changed at run time over the loopback admin endpoint.
 
-mod common;
-
-use common::{client_for, quiet_config};
+use crate::common::{client_for, quiet_config};
 use http::Request;
 use std::time::Duration;
 use tidemark_loadgen::{Resource, ServerConfig};

@@ -1,8 +1,6 @@
 //! Each watch fault as a kube-rs watch stream sees it.
 
-mod common;
-
-use common::{client_without_retries, pod, pods, quiet_config};
+use crate::common::{client_without_retries, pod, pods, quiet_config};
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{PostParams, WatchEvent, WatchParams};

@@ -4,22 +4,12 @@
 //! gate off, the lagging cache still shows a deleted predecessor Ready and the next ordinal is
 //! created too early.
 
+use crate::common::with_runtime;
 use std::time::{Duration, Instant};
 use tidemark_actors::embedded::{DEMO_NAMESPACE, client_for, start_server};
 use tidemark_actors::manager::{Manager, ManagerConfig};
 use tidemark_engine::FeatureGates;
 use tidemark_loadgen::{ApiServer, Resource, ServerConfig, Violation, ViolationKind};
-
-fn with_runtime<F, Fut>(scenario: F)
-where
-    F: FnOnce(tokio::runtime::Handle) -> Fut,
-    Fut: std::future::Future<Output = ()>,
-{
-    let io = tidemark_actors::manager::io_runtime().expect("I/O runtime");
-    let handle = io.handle().clone();
-    actix::System::new().block_on(scenario(handle));
-    io.shutdown_timeout(Duration::from_secs(2));
-}
 
 fn statefulset(name: &str, replicas: i32) -> serde_json::Value {
     serde_json::json!({

@@ -1,10 +1,8 @@
 //! Faults, kubelet emulation, the oracle, discovery and the kubeconfig, seen from clients.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use futures::{StreamExt, TryStreamExt};
 use http::Request;
 use kube::api::{PostParams, WatchEvent, WatchParams};

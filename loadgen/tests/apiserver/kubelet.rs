@@ -1,10 +1,8 @@
 //! Kubelet emulation: Job Pods complete, Node objects and node Leases that renew unless stopped.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Node;

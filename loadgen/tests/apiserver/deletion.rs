@@ -1,10 +1,8 @@
 //! Graceful deletion of Pods, finalizers, propagation policies and garbage collection.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
 use k8s_openapi::api::batch::v1::Job;

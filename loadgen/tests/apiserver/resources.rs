@@ -1,9 +1,7 @@
 //! The kinds beyond Pods and ReplicaSets: cluster-scoped Nodes and Namespaces, PVCs, Events,
 //! DaemonSets, StatefulSets (scale), ControllerRevisions, Jobs, Leases; lists across namespaces.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use k8s_openapi::api::apps::v1::{ControllerRevision, DaemonSet, StatefulSet};
 use k8s_openapi::api::autoscaling::v1::Scale;
 use k8s_openapi::api::batch::v1::Job;

@@ -2,6 +2,7 @@
 //! moving when the run makes it move; and the live-read circuit breaker pausing destructive work
 //! while ordinary work goes on, visible in metrics and `/readyz`.
 
+use crate::common::{http_get, with_runtime};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 use tidemark_actors::embedded::{
@@ -10,36 +11,6 @@ use tidemark_actors::embedded::{
 use tidemark_actors::manager::{Manager, ManagerConfig};
 use tidemark_loadgen::request_faults::{ErrorRule, Match};
 use tidemark_loadgen::{ApiServer, Resource, ServerConfig};
-
-fn with_runtime<F, Fut>(scenario: F)
-where
-    F: FnOnce(tokio::runtime::Handle) -> Fut,
-    Fut: std::future::Future<Output = ()>,
-{
-    let io = tidemark_actors::manager::io_runtime().expect("I/O runtime");
-    let handle = io.handle().clone();
-    actix::System::new().block_on(scenario(handle));
-    io.shutdown_timeout(Duration::from_secs(2));
-}
-
-async fn http_get(addr: std::net::SocketAddr, path: &str) -> (u16, String) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
-    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).await.expect("write");
-    let mut response = String::new();
-    stream.read_to_string(&mut response).await.expect("read");
-    let code = response
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let body = response
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_string())
-        .unwrap_or_default();
-    (code, body)
-}
 
 /// One scrape, parsed: per metric name, its samples as (labels, value); a histogram's value is
 /// its count.

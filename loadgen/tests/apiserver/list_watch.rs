@@ -1,11 +1,9 @@
 //! Lists (limit/continue snapshots, resourceVersionMatch, selectors) and watches (revision
 //! order, bookmarks, 410 Expired) over HTTP with kube-rs.
 
-mod common;
-
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use futures::{StreamExt, TryStreamExt};
 use kube::api::{DeleteParams, ListParams, PostParams, VersionMatch, WatchEvent, WatchParams};
 use tidemark_loadgen::ServerConfig;

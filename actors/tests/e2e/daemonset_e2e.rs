@@ -2,22 +2,12 @@
 //! every shard), never two on one Node and none deleted from a Node that needs it; a new Node
 //! gets its Pod. With the DaemonSet gate off the lagging cache puts a second Pod on Nodes.
 
+use crate::common::with_runtime;
 use std::time::{Duration, Instant};
 use tidemark_actors::embedded::{DEMO_NAMESPACE, client_for, start_server};
 use tidemark_actors::manager::{Manager, ManagerConfig};
 use tidemark_engine::FeatureGates;
 use tidemark_loadgen::{ApiServer, Resource, ServerConfig, Violation, ViolationKind};
-
-fn with_runtime<F, Fut>(scenario: F)
-where
-    F: FnOnce(tokio::runtime::Handle) -> Fut,
-    Fut: std::future::Future<Output = ()>,
-{
-    let io = tidemark_actors::manager::io_runtime().expect("I/O runtime");
-    let handle = io.handle().clone();
-    actix::System::new().block_on(scenario(handle));
-    io.shutdown_timeout(Duration::from_secs(2));
-}
 
 fn daemonset(name: &str) -> serde_json::Value {
     serde_json::json!({

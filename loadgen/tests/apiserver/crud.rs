@@ -1,8 +1,6 @@
 //! Create, get, update, status and delete over HTTP with kube-rs, and malformed requests.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use http::Request;
 use kube::api::{DeleteParams, PostParams, Preconditions};
 use serde_json::json;

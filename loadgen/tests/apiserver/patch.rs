@@ -1,8 +1,6 @@
 //! PATCH: JSON patch, strategic merge patch, server-side apply, resourceVersion preconditions.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Patch, PatchParams, PostParams};
 use serde_json::{Value, json};

@@ -1,6 +1,7 @@
 //! End to end over HTTP: the simulated API server on loopback, the real runtime (shard actors,
 //! informers, writers) and kube-rs, with a Pod watch delay that makes the cache lag.
 
+use crate::common::{http_get, with_runtime};
 use std::time::Duration;
 use tidemark_actors::embedded::{
     DEMO_NAMESPACE, client_for, converged, replicaset_manifest, start_server,
@@ -14,18 +15,6 @@ const REPLICASETS: usize = 20;
 
 fn names() -> Vec<String> {
     (0..REPLICASETS).map(|i| format!("rs-{i}")).collect()
-}
-
-/// Runs `scenario` inside an actix System with a multi-thread I/O runtime beside it.
-fn with_runtime<F, Fut>(scenario: F)
-where
-    F: FnOnce(tokio::runtime::Handle) -> Fut,
-    Fut: std::future::Future<Output = ()>,
-{
-    let io = tidemark_actors::manager::io_runtime().expect("I/O runtime");
-    let handle = io.handle().clone();
-    actix::System::new().block_on(scenario(handle));
-    io.shutdown_timeout(Duration::from_secs(2));
 }
 
 async fn setup(
@@ -311,25 +300,6 @@ fn a_410_on_reconnect_relists_atomically_and_nothing_is_lost() {
         assert!(settled, "rs-1 got its Pods back");
         assert!(violations.is_empty(), "{violations:?}");
     });
-}
-
-async fn http_get(addr: std::net::SocketAddr, path: &str) -> (u16, String) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
-    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-    stream.write_all(request.as_bytes()).await.expect("write");
-    let mut response = String::new();
-    stream.read_to_string(&mut response).await.expect("read");
-    let code = response
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let body = response
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_string())
-        .unwrap_or_default();
-    (code, body)
 }
 
 fn metric(text: &str, series: &str) -> Option<f64> {

@@ -1,0 +1,37 @@
+//! Helpers every end-to-end test uses: the runtimes a scenario runs on, and a plain HTTP GET for
+//! the manager's own endpoints.
+
+use std::time::Duration;
+
+/// Runs `scenario` inside an actix System, with the manager's I/O runtime beside it (the
+/// handle is what `Manager::start` takes).
+pub fn with_runtime<F, Fut>(scenario: F)
+where
+    F: FnOnce(tokio::runtime::Handle) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let io = tidemark_actors::manager::io_runtime().expect("I/O runtime");
+    let handle = io.handle().clone();
+    actix::System::new().block_on(scenario(handle));
+    io.shutdown_timeout(Duration::from_secs(2));
+}
+
+/// `GET path` on `addr` with HTTP/1.1 and `Connection: close`: the status code and the body.
+pub async fn http_get(addr: std::net::SocketAddr, path: &str) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.expect("write");
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.expect("read");
+    let code = response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (code, body)
+}

@@ -1,0 +1,15 @@
+//! The manager and the `tidemark` binary end to end against the simulated API server, one test
+//! binary (one link, not one per file): each controller under watch delay with its gate on and
+//! off, lost responses, the breaker, metrics, lifecycle, leader election and the stress runs.
+
+mod binary;
+mod common;
+mod daemonset_e2e;
+mod job_e2e;
+mod lifecycle;
+mod lost_responses;
+mod nodelifecycle_e2e;
+mod observability;
+mod replicaset_e2e;
+mod statefulset_e2e;
+mod stress;

@@ -1,0 +1,17 @@
+//! The simulated API server over HTTP, one test binary (one link, not one per file): CRUD,
+//! list and watch, patches, validation, deletion, faults, the kubelet, OpenAPI and replay.
+
+mod admin_faults;
+mod behaviour;
+mod common;
+mod crud;
+mod deletion;
+mod kubelet;
+mod list_watch;
+mod openapi;
+mod patch;
+mod replay;
+mod request_faults;
+mod resources;
+mod validation;
+mod watch_faults;
