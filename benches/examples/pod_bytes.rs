@@ -14,8 +14,7 @@ use tidemark_engine::{
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn allocated() -> f64 {
-    let _ = tikv_jemalloc_ctl::epoch::advance();
-    tikv_jemalloc_ctl::stats::allocated::read().map_or(0.0, |v| v as f64)
+    tidemark_benches::jemalloc_allocated() as f64
 }
 
 fn main() {

@@ -1,6 +1,14 @@
-//! Fixtures shared by the benchmarks: realistic Pod JSON and pre-decoded events.
+//! Fixtures shared by the benchmarks: realistic Pod JSON and pre-decoded events, and jemalloc's
+//! count of allocated bytes.
 
 use serde_json::json;
+
+/// Bytes the program holds now (jemalloc `stats.allocated`, its stats epoch advanced first; 0
+/// when jemalloc is not the allocator).
+pub fn jemalloc_allocated() -> u64 {
+    let _ = tikv_jemalloc_ctl::epoch::advance();
+    tikv_jemalloc_ctl::stats::allocated::read().map_or(0, |v| v as u64)
+}
 
 /// A Pod of about 5 KB of JSON, managedFields included, as kwok-based scale tests produce.
 pub fn pod_json(namespace: &str, name: &str, owner: &str, rv: u64) -> Vec<u8> {

@@ -1,7 +1,7 @@
-//! Helpers every end-to-end test uses: the runtimes a scenario runs on, and a plain HTTP GET for
-//! the manager's own endpoints.
+//! Helpers every end-to-end test uses: the runtimes a scenario runs on, a plain HTTP GET for
+//! the manager's own endpoints, and waiting for a condition with a deadline.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Runs `scenario` inside an actix System, with the manager's I/O runtime beside it (the
 /// handle is what `Manager::start` takes).
@@ -34,4 +34,16 @@ pub async fn http_get(addr: std::net::SocketAddr, path: &str) -> (u16, String) {
         .map(|(_, b)| b.to_string())
         .unwrap_or_default();
     (code, body)
+}
+
+/// Polls `done` every 25 ms until it holds (true) or `within` has passed (false).
+pub async fn until(within: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + within;
+    while Instant::now() < deadline {
+        if done() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    false
 }

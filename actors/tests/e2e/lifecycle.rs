@@ -2,9 +2,10 @@
 //! stop on SIGTERM while writes are in flight, the Lease released, exit code 0; and logs that
 //! never show a Secret's data, a token or an Authorization header.
 
+use crate::common::until;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tidemark_actors::embedded::{DEMO_NAMESPACE, replicaset_manifest};
 use tidemark_loadgen::request_faults::{LatencyRule, Match};
 use tidemark_loadgen::{ApiServer, Resource, ServerConfig, Verb, start};
@@ -65,17 +66,6 @@ fn tidemark_writes(server: &ApiServer) -> usize {
         .count()
 }
 
-async fn wait_for(within: Duration, mut done: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + within;
-    while Instant::now() < deadline {
-        if done() {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    false
-}
-
 struct Stopped {
     code: Option<i32>,
     summary: serde_json::Value,
@@ -114,18 +104,18 @@ async fn stop_during_writes(grace: &str) -> Stopped {
         &["--shutdown-grace-period", grace],
         "warn",
     );
-    let leading = wait_for(Duration::from_secs(20), || {
+    let leading = until(Duration::from_secs(20), || {
         server
             .get(Resource::Leases, "kube-system", "tidemark")
             .is_some_and(|l| l["spec"]["holderIdentity"] == "tidemark-test")
     })
     .await;
     assert!(leading, "the manager takes the Lease");
-    let writing = wait_for(Duration::from_secs(20), || tidemark_writes(&server) >= 3).await;
+    let writing = until(Duration::from_secs(20), || tidemark_writes(&server) >= 3).await;
     assert!(writing, "the manager is creating Pods");
     sigterm(&child);
     let mut code = None;
-    let exited = wait_for(Duration::from_secs(20), || {
+    let exited = until(Duration::from_secs(20), || {
         code = child.try_wait().ok().flatten().map(|s| s.code());
         code.is_some()
     })

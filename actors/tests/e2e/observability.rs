@@ -2,9 +2,9 @@
 //! moving when the run makes it move; and the live-read circuit breaker pausing destructive work
 //! while ordinary work goes on, visible in metrics and `/readyz`.
 
-use crate::common::{http_get, with_runtime};
+use crate::common::{http_get, until, with_runtime};
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tidemark_actors::embedded::{
     DEMO_NAMESPACE, client_for, converged, replicaset_manifest, start_metrics, start_server,
 };
@@ -86,17 +86,6 @@ async fn seeded(io: &tokio::runtime::Handle, replicasets: usize, replicas: i32) 
             .expect("seed");
     }
     server
-}
-
-async fn until(within: Duration, mut done: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + within;
-    while Instant::now() < deadline {
-        if done() {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    false
 }
 
 fn live_pods(server: &ApiServer, name: &str) -> i64 {

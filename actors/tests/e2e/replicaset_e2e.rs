@@ -1,7 +1,7 @@
 //! End to end over HTTP: the simulated API server on loopback, the real runtime (shard actors,
 //! informers, writers) and kube-rs, with a Pod watch delay that makes the cache lag.
 
-use crate::common::{http_get, with_runtime};
+use crate::common::{http_get, until, with_runtime};
 use std::time::Duration;
 use tidemark_actors::embedded::{
     DEMO_NAMESPACE, client_for, converged, replicaset_manifest, start_server,
@@ -73,14 +73,7 @@ async fn setup_with(
 }
 
 async fn wait_converged(server: &ApiServer, within: Duration) -> bool {
-    let deadline = Instant::now() + within;
-    while Instant::now() < deadline {
-        if converged(&server.replicaset_truth()) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    false
+    until(within, || converged(&server.replicaset_truth())).await
 }
 
 /// Scales every ReplicaSet 0 -> 5 -> 2 -> 8 -> 3 under a 2 s Pod watch delay; returns whether

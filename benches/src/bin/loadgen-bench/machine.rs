@@ -49,10 +49,10 @@ pub fn memory() -> Memory {
                 .and_then(|p| p.parse::<u64>().ok())
         })
         .map_or(0, |pages| pages * page_size());
-    let _ = tikv_jemalloc_ctl::epoch::advance();
+    let allocated = tidemark_benches::jemalloc_allocated();
     Memory {
         rss,
-        allocated: tikv_jemalloc_ctl::stats::allocated::read().map_or(0, |v| v as u64),
+        allocated,
         resident: tikv_jemalloc_ctl::stats::resident::read().map_or(0, |v| v as u64),
     }
 }
