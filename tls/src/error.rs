@@ -36,6 +36,12 @@ pub enum TlsError {
     /// More groups than a generated client certificate can name.
     #[error("a generated client certificate names at most two groups, not {0}")]
     TooManyGroups(usize),
+    /// A connection failed.
+    #[error("connection: {0}")]
+    Io(std::io::Error),
+    /// The HTTP exchange failed.
+    #[error("HTTP: {0}")]
+    Http(String),
     /// A certificate's DER could not be parsed.
     #[error("cannot parse the certificate: {0}")]
     Parse(String),

@@ -21,6 +21,7 @@
 
 #![deny(missing_docs)]
 
+mod client;
 mod error;
 mod identity;
 mod pem;
@@ -28,6 +29,7 @@ mod pki;
 mod serve;
 mod server_config;
 
+pub use client::{HttpsGet, HttpsResponse, https_get};
 pub use error::TlsError;
 pub use identity::{ClientIdentity, client_identity};
 pub use pem::{certificates_from_pem, private_key_from_pem, read_certificates, read_private_key};

@@ -64,9 +64,13 @@ pub async fn serve(
     let slots = Arc::new(Semaphore::new(options.max_connections));
     let graceful = GracefulShutdown::new();
     let mut connections = JoinSet::new();
+    let stopped = async move {
+        let _ = stop.wait_for(|stopped| *stopped).await;
+    };
+    tokio::pin!(stopped);
     loop {
         tokio::select! {
-            _ = stop.wait_for(|stopped| *stopped) => break,
+            _ = &mut stopped => break,
             accepted = listener.accept() => {
                 let (tcp, peer) = match accepted {
                     Ok(a) => a,
