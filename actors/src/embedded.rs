@@ -24,6 +24,9 @@ pub enum EmbeddedError {
     /// The kube client could not be built.
     #[error("kube client: {0}")]
     Client(#[from] kube::Error),
+    /// The client configuration could not be loaded.
+    #[error(transparent)]
+    Connect(crate::client::ClientError),
     /// The manager did not start.
     #[error(transparent)]
     Start(#[from] crate::manager::StartError),
@@ -78,41 +81,27 @@ pub fn converged(truth: &[ReplicaSetTruth]) -> bool {
     truth.iter().all(ReplicaSetTruth::is_converged)
 }
 
-/// Prepares a client configuration: no blind retries (see below), and identifies Tidemark's requests (`User-Agent: tidemark/<version>`, with ` (<identity>)` when
-/// leader election names this process), so API server audit logs and the loadgen oracle can tell
-/// its writes from everyone else's, and one manager's from another's.
-pub fn with_user_agent(mut config: kube::Config, identity: Option<&str>) -> kube::Config {
-    let base = concat!("tidemark/", env!("CARGO_PKG_VERSION"));
-    let agent = match identity {
-        Some(id) => {
-            let id: String = id
-                .chars()
-                .filter(|c| c.is_ascii_graphic() && !matches!(c, '(' | ')'))
-                .collect();
-            format!("{base} ({id})")
-        }
-        None => base.to_string(),
-    };
-    let value = http::HeaderValue::from_str(&agent)
-        .unwrap_or_else(|_| http::HeaderValue::from_static(base));
-    config.headers.push((http::header::USER_AGENT, value));
-    // kube-rs retries 429/503/504 by default, writes included: a create whose `504` hid a
-    // success would be sent again (a second Pod from `generateName`). Tidemark retries through
-    // its own queue, after a barrier when an outcome is unknown.
-    config.default_retry = false;
-    config
+pub use crate::client::with_user_agent;
+
+/// Builds a kube client for the simulated server `server` as its admin, on the I/O runtime
+/// (its worker must live there).
+pub async fn client_for(
+    server: &tidemark_loadgen::ApiServer,
+    io: &tokio::runtime::Handle,
+) -> Result<kube::Client, EmbeddedError> {
+    client_for_kubeconfig(&server.kubeconfig_yaml(), io).await
 }
 
-/// Builds a kube client for `url` on the I/O runtime (its worker must live there).
-pub fn client_for(url: &str, io: &tokio::runtime::Handle) -> Result<kube::Client, EmbeddedError> {
-    let uri: http::Uri = url
-        .parse()
-        .map_err(|e: http::uri::InvalidUri| EmbeddedError::Server(e.to_string()))?;
-    let _guard = io.enter();
-    Ok(kube::Client::try_from(with_user_agent(
-        kube::Config::new(uri),
-        None,
-    ))?)
+/// Builds a kube client from kubeconfig YAML, on the I/O runtime.
+pub async fn client_for_kubeconfig(
+    yaml: &str,
+    io: &tokio::runtime::Handle,
+) -> Result<kube::Client, EmbeddedError> {
+    let source = crate::client::ConfigSource::Yaml(yaml.to_string());
+    let config = crate::client::load_config(&source)
+        .await
+        .map_err(EmbeddedError::Connect)?;
+    crate::client::build_client(config, None, io).map_err(EmbeddedError::Connect)
 }
 
 /// Serves the metrics endpoint of `manager` on the I/O runtime; returns the bound address.
@@ -253,7 +242,7 @@ async fn demo(options: DemoOptions, io: tokio::runtime::Handle) -> Result<Summar
             .create(resource, DEMO_NAMESPACE, manifest)
             .map_err(|e| EmbeddedError::Seed(e.to_string()))?;
     }
-    let client = client_for(&server.url(), &io)?;
+    let client = client_for(&server, &io).await?;
     let consistency = options.manager.gates.consistency_for("ReplicaSet");
     let manager = Manager::start(&options.manager, client, &io)?;
     if let Some(addr) = options.metrics_addr {

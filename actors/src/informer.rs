@@ -94,6 +94,9 @@ pub struct InformerState {
     pub probes: AtomicU64,
     /// Lists refused because they were older than what the informer had already seen.
     pub stale_lists: AtomicU64,
+    /// Why the last list or watch failed, and how many times in a row; cleared by a list
+    /// that succeeds. `/readyz` shows it.
+    pub last_failure: parking_lot::Mutex<Option<(u32, String)>>,
 }
 
 /// Why a list did not replace the shards' slices.
@@ -135,6 +138,8 @@ pub struct Informer {
     state: Arc<InformerState>,
     probes: mpsc::UnboundedReceiver<ProbeRequest>,
     consistent_relists: bool,
+    /// The API server's URL, for logs and `/readyz`.
+    server: Arc<str>,
 }
 
 fn version_of(text: Option<&str>) -> Option<ResourceVersion> {
@@ -158,7 +163,14 @@ impl Informer {
             state: Arc::default(),
             probes,
             consistent_relists: true,
+            server: Arc::from("the API server"),
         }
+    }
+
+    /// Names the API server (its URL) in logs and `/readyz`.
+    pub fn with_server(mut self, url: &str) -> Self {
+        self.server = Arc::from(url);
+        self
     }
 
     /// Whether relists ask `NotOlderThan` the watermark and refuse older lists (default on).
@@ -186,14 +198,21 @@ impl Informer {
                     Ok(v) => break v,
                     Err(e) => {
                         failures += 1;
-                        tracing::warn!(resource = %self.resource, error = %e, "list failed; retrying");
-                        if sleep_or_shutdown(backoff(failures), shutdown).await {
+                        let delay = backoff(failures);
+                        tracing::warn!(resource = %self.resource, server = %self.server, error = %e,
+                            failures, retry_in_ms = delay.as_millis() as u64, "list failed; retrying");
+                        *self.state.last_failure.lock() = Some((
+                            failures,
+                            format!("list against {} failed: {e}", self.server),
+                        ));
+                        if sleep_or_shutdown(delay, shutdown).await {
                             return;
                         }
                     }
                 }
             };
             failures = 0;
+            *self.state.last_failure.lock() = None;
             let mut from = version;
             loop {
                 match self.watch(&mut from, shutdown).await {
@@ -204,7 +223,11 @@ impl Informer {
                     }
                     WatchEnd::Failed(e) => {
                         failures += 1;
-                        tracing::warn!(resource = %self.resource, error = %e, "watch failed; renewing");
+                        tracing::warn!(resource = %self.resource, server = %self.server, error = %e, failures, "watch failed; renewing");
+                        *self.state.last_failure.lock() = Some((
+                            failures,
+                            format!("watch against {} failed: {e}", self.server),
+                        ));
                         if sleep_or_shutdown(backoff(failures), shutdown).await {
                             return;
                         }

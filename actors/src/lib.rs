@@ -4,6 +4,7 @@
 #![deny(missing_docs)]
 
 pub mod barrier;
+pub mod client;
 pub mod embedded;
 pub mod errors;
 pub mod events;
@@ -15,6 +16,7 @@ pub mod metrics;
 pub mod paths;
 pub mod process_metrics;
 pub mod rate_limit;
+pub mod serving;
 pub mod shard_actor;
 pub mod summary;
 pub mod writer;

@@ -77,6 +77,8 @@ pub struct ManagerConfig {
     pub breaker: BreakerConfig,
     /// Node lifecycle's `--node-monitor-grace-period`.
     pub node_monitor_grace_period: std::time::Duration,
+    /// The API server's URL, named in logs and `/readyz` when it cannot be reached.
+    pub api_server: String,
 }
 
 impl Default for ManagerConfig {
@@ -92,6 +94,7 @@ impl Default for ManagerConfig {
             breaker: BreakerConfig::default(),
             node_monitor_grace_period:
                 tidemark_engine::controllers::nodelifecycle::DEFAULT_GRACE_PERIOD,
+            api_server: String::from("the API server"),
         }
     }
 }
@@ -376,7 +379,8 @@ impl Manager {
                 shards.clone(),
                 probes,
             )
-            .with_consistent_relists(config.consistent_relists);
+            .with_consistent_relists(config.consistent_relists)
+            .with_server(&config.api_server);
             informers.push((resource, informer.state()));
             io.spawn(informer.run(shutdown_rx.clone()));
         }

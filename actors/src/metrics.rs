@@ -36,6 +36,7 @@ struct InformerFigures {
     lists: u64,
     malformed: u64,
     stale_lists: u64,
+    failure: Option<(u32, String)>,
 }
 
 #[derive(Debug, Default)]
@@ -456,6 +457,7 @@ impl MetricsState {
                 lists: s.lists.load(Ordering::Relaxed),
                 malformed: s.malformed.load(Ordering::Relaxed),
                 stale_lists: s.stale_lists.load(Ordering::Relaxed),
+                failure: s.last_failure.lock().clone(),
             })
             .collect()
     }
@@ -523,6 +525,11 @@ async fn readyz(State(state): State<MetricsState>) -> Response {
             if i.synced { "+" } else { "-" },
             i.resource
         ));
+        if let Some((times, why)) = &i.failure {
+            detail.push_str(&format!(
+                "    {why} ({times} in a row; retrying with backoff)\n"
+            ));
+        }
     }
     let leader = state.source.leader();
     let leading = leader.acting();
@@ -533,12 +540,25 @@ async fn readyz(State(state): State<MetricsState>) -> Response {
             leader.identity
         ));
     }
-    if let Ok(stats) = tokio::time::timeout(HEALTH_TIMEOUT, state.source.collect()).await {
-        for why in stats.degraded() {
-            detail.push_str(&format!("[!] degraded: {why}\n"));
+    let mut shards_answer = false;
+    match tokio::time::timeout(HEALTH_TIMEOUT, state.source.collect()).await {
+        Ok(stats) => {
+            shards_answer = stats.shards_answering == stats.shards_total;
+            detail.push_str(&format!(
+                "[{}] shards answering ({} of {})\n",
+                if shards_answer { "+" } else { "-" },
+                stats.shards_answering,
+                stats.shards_total
+            ));
+            for why in stats.degraded() {
+                detail.push_str(&format!("[!] degraded: {why}\n"));
+            }
         }
+        Err(_) => detail.push_str(&format!(
+            "[-] shards did not answer within {HEALTH_TIMEOUT:?}\n"
+        )),
     }
-    if informers.iter().all(|i| i.synced) && leading {
+    if informers.iter().all(|i| i.synced) && leading && shards_answer {
         (StatusCode::OK, format!("{detail}ok\n")).into_response()
     } else {
         (
@@ -549,12 +569,18 @@ async fn readyz(State(state): State<MetricsState>) -> Response {
     }
 }
 
-/// The router: `/metrics`, `/healthz`, `/readyz`.
+/// Alive while the I/O runtime turns (this handler runs on it): what the kubelet restarts on.
+async fn livez() -> Response {
+    "ok".into_response()
+}
+
+/// The router: `/metrics`, `/healthz`, `/readyz`, `/livez`.
 pub fn router(state: MetricsState) -> Router {
     Router::new()
         .route("/metrics", get(metrics))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
+        .route("/livez", get(livez))
         .with_state(state)
 }
 

@@ -37,9 +37,13 @@ fn setup(rt: &tokio::runtime::Runtime) -> (tidemark_loadgen::ApiServer, kube::Cl
                 .create(Resource::Pods, "bench", pod)
                 .unwrap_or_else(|e| panic!("seed: {e}"));
         }
-        let uri = server.url().parse().unwrap_or_else(|e| panic!("url: {e}"));
-        let client = kube::Client::try_from(kube::Config::new(uri))
-            .unwrap_or_else(|e| panic!("client: {e}"));
+        tidemark_tls::install_crypto_provider();
+        let kubeconfig = kube::config::Kubeconfig::from_yaml(&server.kubeconfig_yaml())
+            .unwrap_or_else(|e| panic!("kubeconfig: {e}"));
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+            .await
+            .unwrap_or_else(|e| panic!("kubeconfig: {e}"));
+        let client = kube::Client::try_from(config).unwrap_or_else(|e| panic!("client: {e}"));
         (server, client)
     })
 }

@@ -4,6 +4,37 @@ use serde_json::{Value, json};
 
 use crate::resource::Resource;
 
+/// Create-only review kinds the server answers without storing them:
+/// (group, plural, kind).
+pub const REVIEWS: [(&str, &str, &str); 3] = [
+    ("authentication.k8s.io", "tokenreviews", "TokenReview"),
+    (
+        "authorization.k8s.io",
+        "subjectaccessreviews",
+        "SubjectAccessReview",
+    ),
+    (
+        "authorization.k8s.io",
+        "selfsubjectaccessreviews",
+        "SelfSubjectAccessReview",
+    ),
+];
+
+/// Every served API group but the core group, each once, in a fixed order.
+fn group_names() -> Vec<&'static str> {
+    let mut names: Vec<&str> = Vec::new();
+    let all = Resource::ALL
+        .iter()
+        .map(|r| r.group())
+        .chain(REVIEWS.iter().map(|(g, _, _)| *g));
+    for g in all {
+        if !g.is_empty() && !names.contains(&g) {
+            names.push(g);
+        }
+    }
+    names
+}
+
 /// `/version`.
 pub fn version() -> Value {
     json!({
@@ -30,16 +61,11 @@ pub fn root_paths() -> Value {
         "/api/v1".to_string(),
         "/apis".to_string(),
     ];
-    for r in Resource::ALL {
-        if !r.group().is_empty() {
-            let g = format!("/apis/{}", r.group());
-            let gv = format!("{g}/{}", r.version());
-            for p in [g, gv] {
-                if !paths.contains(&p) {
-                    paths.push(p);
-                }
-            }
-        }
+    for group in group_names() {
+        let g = format!("/apis/{group}");
+        let gv = format!("{g}/v1");
+        paths.push(g);
+        paths.push(gv);
     }
     for p in [
         "/healthz",
@@ -69,29 +95,20 @@ fn group_version(group: &str) -> Value {
 
 /// `/apis/{group}` for a served group, or None.
 pub fn group(name: &str) -> Option<Value> {
-    Resource::ALL
-        .iter()
-        .any(|r| r.group() == name && !name.is_empty())
-        .then(|| {
-            json!({
-                "kind": "APIGroup",
-                "apiVersion": "v1",
-                "name": name,
-                "versions": [group_version(name)],
-                "preferredVersion": group_version(name),
-            })
+    group_names().contains(&name).then(|| {
+        json!({
+            "kind": "APIGroup",
+            "apiVersion": "v1",
+            "name": name,
+            "versions": [group_version(name)],
+            "preferredVersion": group_version(name),
         })
+    })
 }
 
 /// `/apis`.
 pub fn groups() -> Value {
-    let mut names: Vec<&str> = Vec::new();
-    for r in Resource::ALL {
-        if !r.group().is_empty() && !names.contains(&r.group()) {
-            names.push(r.group());
-        }
-    }
-    let groups: Vec<Value> = names
+    let groups: Vec<Value> = group_names()
         .iter()
         .filter_map(|g| group(g))
         .map(|mut g| {
@@ -111,10 +128,23 @@ pub fn resources(group: &str, version: &str) -> Option<Value> {
         .into_iter()
         .filter(|r| r.group() == group && r.version() == version)
         .collect();
-    if served.is_empty() {
+    let reviews: Vec<_> = REVIEWS
+        .iter()
+        .filter(|(g, _, _)| *g == group && version == "v1")
+        .collect();
+    if served.is_empty() && reviews.is_empty() {
         return None;
     }
     let mut list = Vec::new();
+    for (_, plural, kind) in reviews {
+        list.push(json!({
+            "name": plural,
+            "singularName": kind.to_ascii_lowercase(),
+            "namespaced": false,
+            "kind": kind,
+            "verbs": ["create"],
+        }));
+    }
     for r in served {
         let mut main = json!({
             "name": r.plural(),
@@ -135,6 +165,17 @@ pub fn resources(group: &str, version: &str) -> Option<Value> {
                 "namespaced": r.namespaced(),
                 "kind": r.kind(),
                 "verbs": ["get", "patch", "update"],
+            }));
+        }
+        if r == Resource::ServiceAccounts {
+            list.push(json!({
+                "name": "serviceaccounts/token",
+                "singularName": "",
+                "namespaced": true,
+                "group": "authentication.k8s.io",
+                "version": "v1",
+                "kind": "TokenRequest",
+                "verbs": ["create"],
             }));
         }
         if r == Resource::Pods {
@@ -190,6 +231,16 @@ mod tests {
             .iter()
             .map(|g| g["name"].clone())
             .collect();
-        assert_eq!(names, ["apps", "batch", "coordination.k8s.io"]);
+        assert_eq!(
+            names,
+            [
+                "apps",
+                "batch",
+                "coordination.k8s.io",
+                "rbac.authorization.k8s.io",
+                "authentication.k8s.io",
+                "authorization.k8s.io"
+            ]
+        );
     }
 }

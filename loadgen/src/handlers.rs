@@ -35,6 +35,8 @@ pub struct App {
     pub store: Arc<Store>,
     /// Context for watch streams.
     pub watch: WatchContext,
+    /// Authentication, RBAC and the request log.
+    pub door: Arc<crate::door::Door>,
 }
 
 fn json_response(code: StatusCode, body: impl Into<Body>) -> Response {
@@ -283,6 +285,19 @@ async fn dispatch(app: &App, req: Request) -> Result<Response, ApiError> {
                 }
                 m => Err(method_not_allowed(&m)),
             }
+        }
+        Route::Review { plural } if method == Method::POST => {
+            require_json(&parts.headers)?;
+            let body = parse_json(&read_body(body, &parts.headers).await?)?;
+            let caller = parts.extensions.get::<crate::rbac::UserInfo>();
+            let answer = crate::door::review(&app.door, plural, caller, &body)?;
+            Ok(value_response(StatusCode::CREATED, &answer))
+        }
+        Route::ServiceAccountToken { namespace, name } if method == Method::POST => {
+            require_json(&parts.headers)?;
+            let body = parse_json(&read_body(body, &parts.headers).await?)?;
+            let answer = crate::door::token_request(&app.door, &namespace, &name, &body)?;
+            Ok(value_response(StatusCode::CREATED, &answer))
         }
         Route::Eviction { namespace, name } if method == Method::POST => {
             require_json(&parts.headers)?;

@@ -36,6 +36,8 @@ pub enum ManagerError {
 
 struct Slot {
     identity: String,
+    /// The loopback port of its secure serving (`--secure-port`).
+    secure_port: u16,
     log: PathBuf,
     summary: PathBuf,
     child: Option<Child>,
@@ -43,10 +45,20 @@ struct Slot {
     starts: u32,
 }
 
+/// The serving certificate and key files every manager's secure port uses.
+#[derive(Debug, Clone)]
+pub struct ServingFiles {
+    /// `--tls-cert-file`.
+    pub cert: PathBuf,
+    /// `--tls-private-key-file`.
+    pub key: PathBuf,
+}
+
 /// The processes.
 pub struct Managers {
     binary: PathBuf,
     kubeconfig: PathBuf,
+    serving: ServingFiles,
     settings: ManagerSettings,
     gate: bool,
     slots: Vec<Slot>,
@@ -58,15 +70,24 @@ fn signal(child: &Child, sig: nix::sys::signal::Signal) {
     }
 }
 
+/// A loopback port free now (bound and released; the manager binds it a moment later).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map_or(0, |a| a.port())
+}
+
 fn seconds(s: f64) -> String {
     format!("{}ms", (s.max(0.0) * 1000.0).round() as u64)
 }
 
 impl Managers {
-    /// Prepares `settings.replicas` managers writing their files into `work_dir`.
+    /// Prepares `settings.replicas` managers writing their files into `work_dir`, each
+    /// serving its secure port on a free loopback port with the certificate of `serving`.
     pub fn new(
         binary: &Path,
         kubeconfig: &Path,
+        serving: &ServingFiles,
         settings: &ManagerSettings,
         gate: bool,
         work_dir: &Path,
@@ -74,6 +95,7 @@ impl Managers {
         let slots = (0..settings.replicas.max(1))
             .map(|i| Slot {
                 identity: format!("tidemark-{i}"),
+                secure_port: free_port(),
                 log: work_dir.join(format!("tidemark-{i}.log")),
                 summary: work_dir.join(format!("tidemark-{i}-summary.json")),
                 child: None,
@@ -84,6 +106,7 @@ impl Managers {
         Self {
             binary: binary.to_path_buf(),
             kubeconfig: kubeconfig.to_path_buf(),
+            serving: serving.clone(),
             settings: settings.clone(),
             gate,
             slots,
@@ -111,7 +134,11 @@ impl Managers {
                 "--feature-gates",
                 &format!("StaleControllerConsistency={consistency}"),
             ])
-            .args(["--metrics-addr", "127.0.0.1:0"])
+            .args(["--bind-address", "127.0.0.1"])
+            .arg("--tls-cert-file")
+            .arg(&self.serving.cert)
+            .arg("--tls-private-key-file")
+            .arg(&self.serving.key)
             .args(["--leader-elect", &s.leader_elect.to_string()])
             .args([
                 "--node-monitor-grace-period",
@@ -140,6 +167,7 @@ impl Managers {
                 ])
                 .args(["--leader-elect-fencing", &fencing.to_string()]);
         }
+        command.args(["--secure-port", &slot.secure_port.to_string()]);
         let log = OpenOptions::new()
             .create(true)
             .append(true)
@@ -250,6 +278,20 @@ impl Managers {
             codes.push(code);
         }
         codes
+    }
+
+    /// The secure-serving addresses of the managers running (not paused) now.
+    pub fn secure_addrs(&self) -> Vec<(String, std::net::SocketAddr)> {
+        self.slots
+            .iter()
+            .filter(|s| s.child.is_some() && !s.paused)
+            .map(|s| {
+                (
+                    s.identity.clone(),
+                    std::net::SocketAddr::from(([127, 0, 0, 1], s.secure_port)),
+                )
+            })
+            .collect()
     }
 
     /// The logs, comma-separated, for reports.

@@ -12,6 +12,7 @@ pub fn definition_name(r: Resource) -> String {
     let group = match r.group() {
         "" => "core",
         "coordination.k8s.io" => "coordination",
+        "rbac.authorization.k8s.io" => "rbac",
         g => g,
     };
     format!("io.k8s.api.{group}.{}.{}", r.version(), r.kind())

@@ -69,6 +69,9 @@ pub struct StressReport {
     pub faults: Vec<FaultEvent>,
     /// Where the manager's log is.
     pub manager_log: String,
+    /// Every request the managers' ServiceAccount made, with RBAC's decision: the evidence
+    /// behind `deploy/rbac.yaml` (`loadgen rbac-audit`).
+    pub requests: Vec<crate::rbac::RequestLogEntry>,
 }
 
 impl StressReport {

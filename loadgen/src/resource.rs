@@ -27,6 +27,16 @@ pub enum Resource {
     Jobs,
     /// coordination.k8s.io/v1 `leases`.
     Leases,
+    /// core/v1 `serviceaccounts` (with the `token` subresource, TokenRequest).
+    ServiceAccounts,
+    /// rbac.authorization.k8s.io/v1 `clusterroles` (cluster-scoped).
+    ClusterRoles,
+    /// rbac.authorization.k8s.io/v1 `clusterrolebindings` (cluster-scoped).
+    ClusterRoleBindings,
+    /// rbac.authorization.k8s.io/v1 `roles`.
+    Roles,
+    /// rbac.authorization.k8s.io/v1 `rolebindings`.
+    RoleBindings,
 }
 
 struct Info {
@@ -46,10 +56,14 @@ struct Info {
 
 const SPEC_STATUS: &[&str] = &["apiVersion", "kind", "metadata", "spec", "status"];
 const SPEC_ONLY: &[&str] = &["apiVersion", "kind", "metadata", "spec"];
+const ROLE: &[&str] = &["apiVersion", "kind", "metadata", "rules", "aggregationRule"];
+const BINDING: &[&str] = &["apiVersion", "kind", "metadata", "subjects", "roleRef"];
+const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
+const RBAC_VERSION: &str = "rbac.authorization.k8s.io/v1";
 
 impl Resource {
     /// Every resource, in a fixed order (the order of [`Resource::index`]).
-    pub const ALL: [Resource; 11] = [
+    pub const ALL: [Resource; 16] = [
         Resource::Pods,
         Resource::ReplicaSets,
         Resource::Nodes,
@@ -61,6 +75,19 @@ impl Resource {
         Resource::ControllerRevisions,
         Resource::Jobs,
         Resource::Leases,
+        Resource::ServiceAccounts,
+        Resource::ClusterRoles,
+        Resource::ClusterRoleBindings,
+        Resource::Roles,
+        Resource::RoleBindings,
+    ];
+
+    /// The kinds RBAC decisions are made from.
+    pub const RBAC: [Resource; 4] = [
+        Resource::ClusterRoles,
+        Resource::ClusterRoleBindings,
+        Resource::Roles,
+        Resource::RoleBindings,
     ];
 
     fn info(self) -> Info {
@@ -200,6 +227,76 @@ impl Resource {
                     "LeaseList",
                     "coordination.k8s.io",
                     "coordination.k8s.io/v1",
+                )
+            },
+            Resource::ServiceAccounts => Info {
+                short_names: &["sa"],
+                status: false,
+                fields: &[
+                    "apiVersion",
+                    "kind",
+                    "metadata",
+                    "secrets",
+                    "imagePullSecrets",
+                    "automountServiceAccountToken",
+                ],
+                ..base(
+                    "serviceaccounts",
+                    "serviceaccount",
+                    "ServiceAccount",
+                    "ServiceAccountList",
+                    "",
+                    "v1",
+                )
+            },
+            Resource::ClusterRoles => Info {
+                namespaced: false,
+                status: false,
+                fields: ROLE,
+                ..base(
+                    "clusterroles",
+                    "clusterrole",
+                    "ClusterRole",
+                    "ClusterRoleList",
+                    RBAC_GROUP,
+                    RBAC_VERSION,
+                )
+            },
+            Resource::ClusterRoleBindings => Info {
+                namespaced: false,
+                status: false,
+                fields: BINDING,
+                ..base(
+                    "clusterrolebindings",
+                    "clusterrolebinding",
+                    "ClusterRoleBinding",
+                    "ClusterRoleBindingList",
+                    RBAC_GROUP,
+                    RBAC_VERSION,
+                )
+            },
+            Resource::Roles => Info {
+                status: false,
+                fields: ROLE,
+                ..base(
+                    "roles",
+                    "role",
+                    "Role",
+                    "RoleList",
+                    RBAC_GROUP,
+                    RBAC_VERSION,
+                )
+            },
+            Resource::RoleBindings => Info {
+                status: false,
+                fields: BINDING,
+                ..base(
+                    "rolebindings",
+                    "rolebinding",
+                    "RoleBinding",
+                    "RoleBindingList",
+                    RBAC_GROUP,
+                    RBAC_VERSION,
                 )
             },
         }

@@ -55,6 +55,18 @@ pub enum Route {
         /// The Pod's name.
         name: String,
     },
+    /// A create-only review: TokenReview, SubjectAccessReview, SelfSubjectAccessReview.
+    Review {
+        /// The plural, e.g. `tokenreviews`.
+        plural: &'static str,
+    },
+    /// `serviceaccounts/{name}/token`: a TokenRequest.
+    ServiceAccountToken {
+        /// The namespace.
+        namespace: String,
+        /// The ServiceAccount's name.
+        name: String,
+    },
     /// The `/scale` subresource of a ReplicaSet or StatefulSet.
     Scale {
         /// The resource (only ReplicaSets and StatefulSets have one).
@@ -83,6 +95,23 @@ pub fn parse(path: &str) -> Option<Route> {
         ["apis", g, v, rest @ ..] => (*g, *v, rest),
         _ => return None,
     };
+    if let [plural] = rest
+        && version == "v1"
+        && let Some((_, p, _)) = crate::discovery::REVIEWS
+            .iter()
+            .find(|(g, p, _)| *g == group && p == plural)
+    {
+        return Some(Route::Review { plural: p });
+    }
+    if let ["namespaces", ns, "serviceaccounts", name, "token"] = rest
+        && group.is_empty()
+        && version == "v1"
+    {
+        return Some(Route::ServiceAccountToken {
+            namespace: (*ns).to_string(),
+            name: (*name).to_string(),
+        });
+    }
     let known = |plural: &str| {
         Resource::from_group_plural(group, plural).filter(|r| r.version() == version)
     };

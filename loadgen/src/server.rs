@@ -13,11 +13,14 @@ use tokio::task::JoinHandle;
 
 use crate::admin::{self, AdminState};
 use crate::deletion::{DeleteOptions, Deleted};
+use crate::door::{Door, ServerCredentials};
 use crate::faults::Faults;
 use crate::handlers::{self, App};
+use crate::kubeconfig::{KubeconfigTrust, KubeconfigUser};
 use crate::kubelet::{self, KubeletConfig};
 use crate::nodes::{self, LeaseControl};
 use crate::oracle::{ReplicaSetTruth, Violation, WriteRecord};
+use crate::rbac::UserInfo;
 use crate::resource::Resource;
 use crate::status::ApiError;
 use crate::store::{LOADGEN_USER_AGENT, Preconditions, Store};
@@ -50,6 +53,11 @@ pub struct ServerConfig {
     pub lease_renew_interval: Duration,
     /// Watch delays in force from the start.
     pub watch_delays: Vec<(Resource, Duration)>,
+    /// Serve plain HTTP with no authentication or authorization, as the insecure port of old
+    /// (default false: HTTPS, credentials required, RBAC enforced).
+    pub plain_http: bool,
+    /// More names or addresses for the serving certificate (loopback is always in it).
+    pub extra_hosts: Vec<String>,
 }
 
 impl Default for ServerConfig {
@@ -67,6 +75,8 @@ impl Default for ServerConfig {
             job_pod_runtime: Duration::from_secs(1),
             lease_renew_interval: Duration::from_secs(10),
             watch_delays: Vec::new(),
+            plain_http: false,
+            extra_hosts: Vec::new(),
         }
     }
 }
@@ -77,6 +87,12 @@ pub enum ServerError {
     /// The fake nodes could not be registered.
     #[error("cannot register the fake nodes: {0}")]
     Bootstrap(#[from] ApiError),
+    /// The certificates could not be made.
+    #[error("cannot set up TLS: {0}")]
+    Tls(#[from] tidemark_tls::TlsError),
+    /// The bootstrap RBAC policy could not be stored.
+    #[error("cannot store the bootstrap RBAC policy: {0}")]
+    Policy(ApiError),
     /// A listener could not be bound.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
@@ -96,6 +112,8 @@ pub struct ApiServer {
     store: Arc<Store>,
     faults: Arc<Faults>,
     leases: Arc<LeaseControl>,
+    door: Arc<Door>,
+    credentials: Option<Arc<ServerCredentials>>,
     shutdown: watch::Sender<bool>,
     tasks: Vec<JoinHandle<()>>,
 }
@@ -110,18 +128,70 @@ async fn bind(addr: SocketAddr) -> Result<(TcpListener, SocketAddr), ServerError
     Ok((l, local))
 }
 
-fn serve(listener: TcpListener, router: Router, mut stop: watch::Receiver<bool>) -> JoinHandle<()> {
-    tokio::spawn(async move {
-        let graceful = async move {
-            let _ = stop.wait_for(|s| *s).await;
+fn serve(
+    listener: TcpListener,
+    router: Router,
+    tls: Option<Arc<rustls::ServerConfig>>,
+    stop: watch::Receiver<bool>,
+) -> JoinHandle<()> {
+    tokio::spawn(tidemark_tls::serve(
+        listener,
+        router,
+        tls,
+        tidemark_tls::ServeOptions::default(),
+        stop,
+    ))
+}
+
+/// Stores `objects` (each names its `kind`; namespaced ones their namespace), replacing what
+/// is there by name. Kinds the server does not serve are an error.
+pub(crate) fn apply_objects(store: &Store, objects: &[Value]) -> Result<(), ApiError> {
+    for obj in objects {
+        let kind = obj["kind"].as_str().unwrap_or("");
+        let r = Resource::from_kind(kind)
+            .ok_or_else(|| ApiError::bad_request(format!("no resource serves kind {kind:?}")))?;
+        let ns = if r.namespaced() {
+            obj["metadata"]["namespace"].as_str().unwrap_or("default")
+        } else {
+            ""
         };
-        if let Err(e) = axum::serve(listener, router)
-            .with_graceful_shutdown(graceful)
-            .await
-        {
-            tracing::warn!(error = %e, "listener stopped");
+        let name = obj["metadata"]["name"].as_str().unwrap_or("");
+        if r == Resource::ServiceAccounts || r.namespaced() {
+            ensure_namespace(store, ns)?;
         }
-    })
+        if store.get(r, ns, name).is_some() {
+            let replacement = obj.clone();
+            store.update_with(
+                r,
+                ns,
+                name,
+                |current| {
+                    let meta = current["metadata"].clone();
+                    *current = replacement;
+                    current["metadata"] = meta;
+                },
+                Some(LOADGEN_USER_AGENT),
+            )?;
+        } else {
+            store.create(r, ns, obj.clone(), Some(LOADGEN_USER_AGENT))?;
+        }
+    }
+    Ok(())
+}
+
+fn ensure_namespace(store: &Store, ns: &str) -> Result<(), ApiError> {
+    if ns.is_empty() || store.get(Resource::Namespaces, "", ns).is_some() {
+        return Ok(());
+    }
+    match store.create(
+        Resource::Namespaces,
+        "",
+        serde_json::json!({"metadata": {"name": ns}}),
+        Some(LOADGEN_USER_AGENT),
+    ) {
+        Ok(_) | Err(ApiError::AlreadyExists { .. }) => Ok(()),
+        Err(e) => Err(e),
+    }
 }
 
 /// Binds both listeners and spawns the server on the current tokio runtime.
@@ -143,6 +213,26 @@ pub async fn start(config: ServerConfig) -> Result<ApiServer, ServerError> {
     } else {
         None
     };
+    let door = Arc::new(Door::new(store.clone()));
+    let bootstrap = [
+        crate::rbac::bootstrap_cluster_roles(),
+        crate::rbac::bootstrap_cluster_role_bindings(),
+    ]
+    .concat();
+    apply_objects(&store, &bootstrap).map_err(ServerError::Policy)?;
+    let credentials = if config.plain_http {
+        None
+    } else {
+        Some(Arc::new(ServerCredentials::generate(&config.extra_hosts)?))
+    };
+    let tls = match &credentials {
+        Some(c) => {
+            let identity = tidemark_tls::ServerIdentity::from_issued(&c.serving)?;
+            let ca = tidemark_tls::certificates_from_pem(c.ca.cert_pem())?;
+            Some(tidemark_tls::server_config(identity, Some(&ca))?)
+        }
+        None => None,
+    };
     let faults = Arc::new(Faults::default());
     for (r, d) in &config.watch_delays {
         faults.set_watch_delay(*r, *d);
@@ -155,14 +245,19 @@ pub async fn start(config: ServerConfig) -> Result<ApiServer, ServerError> {
             bookmark_interval: config.bookmark_interval,
             shutdown: stop.clone(),
         },
+        door: door.clone(),
     });
-    let api = Router::new()
-        .fallback(handlers::handle)
-        .with_state(app)
-        .layer(axum::middleware::from_fn_with_state(
-            faults.clone(),
-            crate::request_faults::layer,
+    let mut api = Router::new().fallback(handlers::handle).with_state(app);
+    if !config.plain_http {
+        api = api.layer(axum::middleware::from_fn_with_state(
+            door.clone(),
+            crate::door::layer,
         ));
+    }
+    let api = api.layer(axum::middleware::from_fn_with_state(
+        faults.clone(),
+        crate::request_faults::layer,
+    ));
     let leases = Arc::new(LeaseControl::default());
     let admin = admin::router(AdminState {
         faults: faults.clone(),
@@ -170,8 +265,8 @@ pub async fn start(config: ServerConfig) -> Result<ApiServer, ServerError> {
         leases: leases.clone(),
     });
     let mut tasks = vec![
-        serve(listener, api, stop.clone()),
-        serve(admin_listener, admin, stop.clone()),
+        serve(listener, api, tls, stop.clone()),
+        serve(admin_listener, admin, None, stop.clone()),
     ];
     if let Some(rx) = terminations {
         tasks.push(kubelet::spawn_terminator(
@@ -204,6 +299,8 @@ pub async fn start(config: ServerConfig) -> Result<ApiServer, ServerError> {
         store,
         faults,
         leases,
+        door,
+        credentials,
         shutdown,
         tasks,
     })
@@ -215,9 +312,97 @@ impl ApiServer {
         self.addr
     }
 
-    /// The API base URL, e.g. `http://127.0.0.1:PORT`.
+    /// The API base URL, e.g. `https://127.0.0.1:PORT` (`http://` with `plain_http`).
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.credentials.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}", self.addr)
+    }
+
+    /// The CA that signed the serving certificate and the client certificates, PEM; `None`
+    /// for a plain-HTTP server.
+    pub fn ca_pem(&self) -> Option<&str> {
+        self.credentials.as_ref().map(|c| c.ca.cert_pem())
+    }
+
+    /// A client certificate for `user` in `groups` (at most two), signed by the server's CA.
+    pub fn issue_client_certificate(
+        &self,
+        user: &str,
+        groups: &[String],
+    ) -> Result<tidemark_tls::IssuedCertificate, tidemark_tls::TlsError> {
+        match &self.credentials {
+            Some(c) => c.ca.issue_client(user, groups),
+            None => Err(tidemark_tls::TlsError::Parse(
+                "a plain-HTTP server has no CA".into(),
+            )),
+        }
+    }
+
+    /// A serving certificate for `hosts`, signed by the server's CA (a cluster's CA signing
+    /// a component's certificate).
+    pub fn issue_serving_certificate(
+        &self,
+        hosts: &[String],
+    ) -> Result<tidemark_tls::IssuedCertificate, tidemark_tls::TlsError> {
+        match &self.credentials {
+            Some(c) => c.ca.issue_server(hosts),
+            None => Err(tidemark_tls::TlsError::Parse(
+                "a plain-HTTP server has no CA".into(),
+            )),
+        }
+    }
+
+    /// A bearer token for `user` (a static token, as `--token-auth-file` gives), valid for
+    /// `ttl` or forever.
+    pub fn issue_token(&self, user: UserInfo, ttl: Option<Duration>) -> String {
+        self.door.tokens.issue(user, ttl)
+    }
+
+    /// A token for ServiceAccount `namespace/name`, as TokenRequest issues one.
+    pub fn service_account_token(
+        &self,
+        namespace: &str,
+        name: &str,
+        ttl: Duration,
+    ) -> Result<String, crate::door::TokenError> {
+        self.door
+            .tokens
+            .issue_for_service_account(&self.store, namespace, name, ttl)
+    }
+
+    /// Makes a token invalid at once (as deleting its Secret or rotating a token file does).
+    pub fn revoke_token(&self, token: &str) -> bool {
+        self.door.tokens.revoke(token)
+    }
+
+    /// Every authenticated request so far: user, attributes, decision, count.
+    pub fn request_log(&self) -> Vec<crate::rbac::RequestLogEntry> {
+        self.door.log.entries()
+    }
+
+    /// Stores manifests (ServiceAccounts, RBAC objects, ...), replacing objects of the same
+    /// name, and creating their namespaces.
+    pub fn apply(&self, objects: &[Value]) -> Result<(), ApiError> {
+        apply_objects(&self.store, objects)
+    }
+
+    /// A kubeconfig for this server: the cluster trusted as `trust` asks (the server's CA
+    /// inline by default) and `user`.
+    pub fn kubeconfig_for(&self, user: &KubeconfigUser) -> String {
+        let trust = match self.ca_pem() {
+            Some(ca) => KubeconfigTrust::CaData(ca.to_string()),
+            None => KubeconfigTrust::PlainHttp,
+        };
+        self.kubeconfig_with(&trust, user)
+    }
+
+    /// A kubeconfig with the trust and user given.
+    pub fn kubeconfig_with(&self, trust: &KubeconfigTrust, user: &KubeconfigUser) -> String {
+        crate::kubeconfig::kubeconfig(&self.url(), trust, user)
     }
 
     /// The admin listener's address.
@@ -240,9 +425,16 @@ impl ApiServer {
         &self.faults
     }
 
-    /// A kubeconfig pointing at this server.
+    /// A kubeconfig for this server as its admin (a `system:masters` client certificate).
     pub fn kubeconfig_yaml(&self) -> String {
-        crate::kubeconfig::kubeconfig_yaml(&self.url())
+        let user = match &self.credentials {
+            Some(c) => KubeconfigUser::ClientCertificate {
+                cert_pem: c.admin.cert_pem.clone(),
+                key_pem: c.admin.key_pem.clone(),
+            },
+            None => KubeconfigUser::Anonymous,
+        };
+        self.kubeconfig_for(&user)
     }
 
     /// Writes [`ApiServer::kubeconfig_yaml`] to `path`.

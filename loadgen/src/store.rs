@@ -140,6 +140,9 @@ pub(crate) struct Inner {
 /// The store. All writes serialise on one short lock; commit order is revision order.
 pub struct Store {
     pub(crate) inner: Mutex<Inner>,
+    /// The revision of the last write to each resource, readable without the lock (the
+    /// authorizer rebuilds its RBAC index when an RBAC kind's moves).
+    resource_revisions: [std::sync::atomic::AtomicU64; Resource::ALL.len()],
     revision_tx: watch::Sender<u64>,
     kubelet: Option<mpsc::UnboundedSender<PodStarted>>,
     pub(crate) terminations: std::sync::OnceLock<mpsc::UnboundedSender<PodTerminating>>,
@@ -247,9 +250,15 @@ fn status_on_create(r: Resource, given: Option<Value>) -> Option<Value> {
         Resource::PersistentVolumeClaims => Some(json!({"phase": "Pending"})),
         Resource::Namespaces => Some(json!({"phase": "Active"})),
         // A kubelet registers its Node with a status; kinds without a status keep the body.
-        Resource::Nodes | Resource::Events | Resource::ControllerRevisions | Resource::Leases => {
-            given
-        }
+        Resource::Nodes
+        | Resource::Events
+        | Resource::ControllerRevisions
+        | Resource::Leases
+        | Resource::ServiceAccounts
+        | Resource::ClusterRoles
+        | Resource::ClusterRoleBindings
+        | Resource::Roles
+        | Resource::RoleBindings => given,
     }
 }
 
@@ -380,6 +389,7 @@ impl Store {
                 dependents: Default::default(),
                 foreground: Default::default(),
             }),
+            resource_revisions: std::array::from_fn(|_| Default::default()),
             revision_tx: watch::Sender::new(1),
             kubelet,
             terminations: std::sync::OnceLock::new(),
@@ -723,8 +733,14 @@ impl Store {
                 inner.compacted = e.rev;
             }
         }
+        self.resource_revisions[r.index()].store(rev, std::sync::atomic::Ordering::Release);
         self.revision_tx.send_replace(rev);
         object
+    }
+
+    /// The revision of the last write to `r` (0 before the first).
+    pub fn resource_revision(&self, r: Resource) -> u64 {
+        self.resource_revisions[r.index()].load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// The current state of one object.

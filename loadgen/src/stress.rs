@@ -53,6 +53,9 @@ pub enum StressError {
     /// The workload could not be seeded or driven.
     #[error("workload: {0}")]
     Workload(#[from] ApiError),
+    /// The manager's identity could not be set up.
+    #[error("identity: {0}")]
+    Identity(#[from] crate::run_as::RunAsError),
 }
 
 /// The `tidemark` beside the running `loadgen` binary (both are built into one target folder).
@@ -492,11 +495,11 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
         };
         server.create(w.kind.resource(), namespace, manifest)?;
     }
-    let kubeconfig = options.work_dir.join("kubeconfig");
-    server.write_kubeconfig(&kubeconfig)?;
+    let identity = crate::run_as::set_up(&server, &options.work_dir)?;
     let mut managers = Managers::new(
         &options.tidemark,
-        &kubeconfig,
+        &identity.kubeconfig,
+        &identity.serving,
         &scenario.manager,
         options.gate,
         &options.work_dir,
@@ -507,6 +510,7 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
         return Err(e.into());
     }
     let result = drive(&options, &server, &mut managers).await;
+    let scrape_violations = crate::run_as::scrape(&server, &managers, &identity).await;
     managers.stop_all().await;
     let (convergence, faults) = match result {
         Ok(r) => r,
@@ -516,6 +520,9 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
         }
     };
     let mut violations = reported(&server);
+    violations.extend(scrape_violations);
+    let (requests, forbidden) = crate::run_as::requests_of(&server, &identity);
+    violations.extend(forbidden);
     if scenario.manager.leader_elect {
         violations.extend(leader_violations(&server));
     }
@@ -573,6 +580,7 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
         duration_seconds: run_started.elapsed().as_secs_f64(),
         faults,
         manager_log: managers.logs(),
+        requests,
     };
     server.shutdown().await;
     Ok(report)

@@ -84,8 +84,16 @@ fn name_is_label(r: Resource) -> bool {
     r == Resource::Namespaces
 }
 
+/// RBAC objects are named by path segments (`system:discovery` is valid), as upstream's
+/// `ValidateRBACName`.
+fn name_is_path_segment(r: Resource) -> bool {
+    Resource::RBAC.contains(&r)
+}
+
 fn name_ok(r: Resource, name: &str) -> bool {
-    if name_is_label(r) {
+    if name_is_path_segment(r) {
+        !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '%'])
+    } else if name_is_label(r) {
         is_dns1123_label(name)
     } else {
         is_dns1123_subdomain(name)
@@ -93,7 +101,9 @@ fn name_ok(r: Resource, name: &str) -> bool {
 }
 
 fn name_rule(r: Resource) -> &'static str {
-    if name_is_label(r) {
+    if name_is_path_segment(r) {
+        "may not be '.' or '..' and may not contain '/' or '%'"
+    } else if name_is_label(r) {
         "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character"
     } else {
         "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"
@@ -308,7 +318,12 @@ pub fn validate(r: Resource, obj: &Value) -> Vec<StatusCause> {
         Resource::Nodes
         | Resource::Namespaces
         | Resource::Events
-        | Resource::ControllerRevisions => {}
+        | Resource::ControllerRevisions
+        | Resource::ServiceAccounts
+        | Resource::ClusterRoles
+        | Resource::ClusterRoleBindings
+        | Resource::Roles
+        | Resource::RoleBindings => {}
     }
     out
 }

@@ -75,7 +75,7 @@ async fn run(io: &tokio::runtime::Handle, gates: &str) -> (Vec<Violation>, bool)
         burst: 500,
         ..ManagerConfig::default()
     };
-    let manager = Manager::start(&config, client_for(&server.url(), io).expect("client"), io)
+    let manager = Manager::start(&config, client_for(&server, io).await.expect("client"), io)
         .expect("manager");
     tokio::time::sleep(Duration::from_secs(4)).await;
     server

@@ -66,7 +66,7 @@ async fn run_jobs(io: &tokio::runtime::Handle, gates: &str) -> (Vec<Violation>, 
         burst: 500,
         ..ManagerConfig::default()
     };
-    let manager = Manager::start(&config, client_for(&server.url(), io).expect("client"), io)
+    let manager = Manager::start(&config, client_for(&server, io).await.expect("client"), io)
         .expect("manager");
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut complete = false;

@@ -7,10 +7,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 use tidemark_actors::embedded::{DEMO_NAMESPACE, replicaset_manifest};
+use tidemark_loadgen::kubeconfig::KubeconfigUser;
+use tidemark_loadgen::rbac::UserInfo;
 use tidemark_loadgen::request_faults::{LatencyRule, Match};
 use tidemark_loadgen::{ApiServer, Resource, ServerConfig, Verb, start};
 
-const TOKEN: &str = "tm-bearer-Zq8v1mJ4kLp0";
 const SECRET_VALUE: &str = "hunter2-SecretPayload-77";
 
 fn work_dir(name: &str) -> PathBuf {
@@ -20,14 +21,13 @@ fn work_dir(name: &str) -> PathBuf {
     dir
 }
 
-/// A kubeconfig for `url` whose user has a bearer token (the simulated server ignores it).
-fn kubeconfig_with_token(dir: &Path, url: &str) -> PathBuf {
+/// A kubeconfig for `server` whose user is an admin with a bearer token; and the token.
+fn kubeconfig_with_token(dir: &Path, server: &ApiServer) -> (PathBuf, String) {
     let path = dir.join("kubeconfig");
-    let yaml = format!(
-        "apiVersion: v1\nkind: Config\nclusters:\n- name: sim\n  cluster:\n    server: {url}\ncontexts:\n- name: sim\n  context:\n    cluster: sim\n    user: admin\ncurrent-context: sim\nusers:\n- name: admin\n  user:\n    token: {TOKEN}\n"
-    );
+    let token = server.issue_token(UserInfo::user("admin", &["system:masters"]), None);
+    let yaml = server.kubeconfig_for(&KubeconfigUser::Token(token.clone()));
     std::fs::write(&path, yaml).expect("kubeconfig");
-    path
+    (path, token)
 }
 
 fn spawn(kubeconfig: &Path, dir: &Path, extra: &[&str], rust_log: &str) -> Child {
@@ -35,7 +35,7 @@ fn spawn(kubeconfig: &Path, dir: &Path, extra: &[&str], rust_log: &str) -> Child
         .arg("run")
         .arg("--kubeconfig")
         .arg(kubeconfig)
-        .args(["--metrics-addr", "0", "--shards", "2"])
+        .args(["--metrics-addr", "0", "--secure-port", "0", "--shards", "2"])
         .args(["--leader-elect-identity", "tidemark-test"])
         .arg("--summary-json")
         .arg(dir.join("summary.json"))
@@ -97,7 +97,7 @@ async fn stop_during_writes(grace: &str) -> Stopped {
         )
         .expect("seed");
     let dir = work_dir(&format!("sigterm-{grace}"));
-    let kubeconfig = kubeconfig_with_token(&dir, &server.url());
+    let (kubeconfig, _token) = kubeconfig_with_token(&dir, &server);
     let mut child = spawn(
         &kubeconfig,
         &dir,
@@ -201,7 +201,7 @@ fn logs_never_show_secret_data_tokens_or_authorization_headers() {
             .create(Resource::ReplicaSets, DEMO_NAMESPACE, rs)
             .expect("seed");
         let dir = work_dir("secret-logs");
-        let kubeconfig = kubeconfig_with_token(&dir, &server.url());
+        let (kubeconfig, token) = kubeconfig_with_token(&dir, &server);
         let child = spawn(
             &kubeconfig,
             &dir,
@@ -235,7 +235,7 @@ fn logs_never_show_secret_data_tokens_or_authorization_headers() {
         "a Secret value leaked into the logs"
     );
     assert!(
-        !all.contains(TOKEN),
+        !all.contains(&token),
         "the bearer token leaked into the logs"
     );
     assert!(

@@ -51,7 +51,7 @@ async fn scale_up_losing_responses(
         burst: 500,
         ..ManagerConfig::default()
     };
-    let manager = Manager::start(&config, client_for(&server.url(), io).expect("client"), io)
+    let manager = Manager::start(&config, client_for(&server, io).await.expect("client"), io)
         .expect("manager");
     tokio::time::sleep(Duration::from_secs(2)).await;
     server.faults().requests().lose_write_responses(0.4);

@@ -38,7 +38,7 @@ async fn lagging_lease_watch(io: &tokio::runtime::Handle, gates: &str) -> Outcom
         node_monitor_grace_period: GRACE,
         ..ManagerConfig::default()
     };
-    let manager = Manager::start(&config, client_for(&server.url(), io).expect("client"), io)
+    let manager = Manager::start(&config, client_for(&server, io).await.expect("client"), io)
         .expect("manager");
     tokio::time::sleep(Duration::from_secs(1)).await;
     server.stop_lease_renewal("node-3");

@@ -115,7 +115,7 @@ fn every_named_metric_parses_with_its_labels_and_moves_with_the_run() {
         };
         let manager = Manager::start(
             &config,
-            client_for(&server.url(), &io).expect("client"),
+            client_for(&server, &io).await.expect("client"),
             &io,
         )
         .expect("manager");
@@ -243,7 +243,7 @@ fn failing_live_reads_open_the_breaker_pause_deletes_and_let_creates_through() {
         };
         let manager = Manager::start(
             &config,
-            client_for(&server.url(), &io).expect("client"),
+            client_for(&server, &io).await.expect("client"),
             &io,
         )
         .expect("manager");

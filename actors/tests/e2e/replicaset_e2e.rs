@@ -67,7 +67,7 @@ async fn setup_with(
         burst: 500,
         ..ManagerConfig::default()
     };
-    let client = client_for(&server.url(), io).expect("client");
+    let client = client_for(&server, io).await.expect("client");
     let manager = Manager::start(&config, client, io).expect("manager starts");
     (server, manager)
 }
@@ -389,7 +389,7 @@ async fn time_travel(
         consistent_relists,
         ..ManagerConfig::default()
     };
-    let manager = Manager::start(&config, client_for(&server.url(), io).expect("client"), io)
+    let manager = Manager::start(&config, client_for(&server, io).await.expect("client"), io)
         .expect("manager");
     assert!(
         wait_converged(&server, Duration::from_secs(20)).await,

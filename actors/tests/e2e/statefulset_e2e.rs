@@ -81,7 +81,7 @@ async fn down_and_up(io: &tokio::runtime::Handle, gates: &str) -> (Vec<Violation
         burst: 500,
         ..ManagerConfig::default()
     };
-    let manager = Manager::start(&config, client_for(&server.url(), io).expect("client"), io)
+    let manager = Manager::start(&config, client_for(&server, io).await.expect("client"), io)
         .expect("manager");
     let first = settle(&server, Duration::from_secs(40)).await;
     for round in 0..2 {

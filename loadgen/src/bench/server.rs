@@ -60,6 +60,7 @@ pub struct BenchServer {
     addr: SocketAddr,
     shared: Arc<Shared>,
     stop: watch::Sender<bool>,
+    door: Option<BenchDoor>,
 }
 
 /// How the bench server is seeded and run.
@@ -69,6 +70,9 @@ pub struct BenchServerConfig {
     pub window: usize,
     /// How often a watch asking for bookmarks gets one.
     pub bookmark_interval: Duration,
+    /// Plain HTTP without credentials (default false: HTTPS, a bearer token required), to
+    /// measure what TLS costs.
+    pub plain_http: bool,
 }
 
 impl Default for BenchServerConfig {
@@ -76,6 +80,7 @@ impl Default for BenchServerConfig {
         Self {
             window: 200_000,
             bookmark_interval: Duration::from_millis(500),
+            plain_http: false,
         }
     }
 }
@@ -87,6 +92,59 @@ pub enum BenchKind {
     Pods,
     /// `/apis/apps/v1/replicasets`.
     ReplicaSets,
+}
+
+/// The bench server's TLS and its one accepted token.
+struct BenchDoor {
+    ca: tidemark_tls::CertificateAuthority,
+    serving: tidemark_tls::IssuedCertificate,
+    token: String,
+}
+
+impl std::fmt::Debug for BenchDoor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BenchDoor").finish_non_exhaustive()
+    }
+}
+
+impl BenchDoor {
+    fn generate() -> Result<Self, tidemark_tls::TlsError> {
+        let ca = tidemark_tls::CertificateAuthority::generate("loadgen-bench-ca")?;
+        let serving = ca.issue_server(&["127.0.0.1".into(), "localhost".into()])?;
+        let mut rng = fastrand::Rng::new();
+        let token = (0..4).map(|_| format!("{:016x}", rng.u64(..))).collect();
+        Ok(Self { ca, serving, token })
+    }
+
+    fn server_config(&self) -> Result<Arc<rustls::ServerConfig>, tidemark_tls::TlsError> {
+        tidemark_tls::server_config(
+            tidemark_tls::ServerIdentity::from_issued(&self.serving)?,
+            None,
+        )
+    }
+}
+
+/// 401 unless the request carries the bench token (the server's whole authentication).
+async fn bearer_only(
+    State(token): State<Arc<String>>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let given = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    if given == Some(token.as_str()) {
+        next.run(req).await
+    } else {
+        (
+            StatusCode::UNAUTHORIZED,
+            [(header::CONTENT_TYPE, "application/json")],
+            r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}"#,
+        )
+            .into_response()
+    }
 }
 
 impl BenchServer {
@@ -124,24 +182,48 @@ impl BenchServer {
             )
             .fallback(not_found)
             .with_state(shared.clone());
-        let (stop, mut stopped) = watch::channel(false);
-        tokio::spawn(async move {
-            let graceful = async move {
-                let _ = stopped.wait_for(|s| *s).await;
-            };
-            if let Err(e) = axum::serve(listener, router)
-                .with_graceful_shutdown(graceful)
-                .await
-            {
-                tracing::warn!(error = %e, "bench server stopped");
-            }
-        });
-        Ok(Self { addr, shared, stop })
+        let (stop, stopped) = watch::channel(false);
+        let (router, tls, door) = if config.plain_http {
+            (router, None, None)
+        } else {
+            let door = BenchDoor::generate().map_err(std::io::Error::other)?;
+            let tls = door.server_config().map_err(std::io::Error::other)?;
+            let token = Arc::new(door.token.clone());
+            let router = router.layer(axum::middleware::from_fn_with_state(token, bearer_only));
+            (router, Some(tls), Some(door))
+        };
+        tokio::spawn(tidemark_tls::serve(
+            listener,
+            router,
+            tls,
+            tidemark_tls::ServeOptions::default(),
+            stopped,
+        ));
+        Ok(Self {
+            addr,
+            shared,
+            stop,
+            door,
+        })
     }
 
-    /// `http://127.0.0.1:port`.
+    /// `https://127.0.0.1:port` (`http://` with `plain_http`).
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.door.is_some() { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
+    }
+
+    /// A kubeconfig for this server: its CA and bearer token (nothing for plain HTTP).
+    pub fn kubeconfig_yaml(&self) -> String {
+        use crate::kubeconfig::{KubeconfigTrust, KubeconfigUser, kubeconfig};
+        match &self.door {
+            Some(d) => kubeconfig(
+                &self.url(),
+                &KubeconfigTrust::CaData(d.ca.cert_pem().to_string()),
+                &KubeconfigUser::Token(d.token.clone()),
+            ),
+            None => crate::kubeconfig::kubeconfig_yaml(&self.url()),
+        }
     }
 
     /// The current revision.

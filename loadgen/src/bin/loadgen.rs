@@ -37,6 +37,13 @@ enum Command {
         /// Watch delay for pods, in milliseconds.
         #[arg(long, default_value_t = 0)]
         pod_watch_delay_ms: u64,
+        /// Serve plain HTTP with no authentication and no RBAC (the default is HTTPS with a
+        /// generated CA, credentials required and RBAC enforced, as kube-apiserver).
+        #[arg(long)]
+        plain_http: bool,
+        /// More names or addresses for the serving certificate (loopback is always in it).
+        #[arg(long, value_delimiter = ',')]
+        tls_san: Vec<String>,
         /// Do not emulate the kubelet (Pods stay Pending).
         #[arg(long)]
         no_kubelet: bool,
@@ -195,11 +202,15 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             admin_listen,
             kubeconfig_out,
             pod_watch_delay_ms,
+            plain_http,
+            tls_san,
             no_kubelet,
         } => {
             let config = ServerConfig {
                 listen,
                 admin_listen,
+                plain_http,
+                extra_hosts: tls_san,
                 kubelet_enabled: !no_kubelet,
                 watch_delays: vec![(Resource::Pods, Duration::from_millis(pod_watch_delay_ms))],
                 ..ServerConfig::default()

@@ -1,6 +1,6 @@
 //! Every fault can be changed at run time over the loopback admin endpoint.
 
-use crate::common::{client_for, quiet_config};
+use crate::common::{plain_client, quiet_config};
 use http::Request;
 use std::time::Duration;
 use tidemark_loadgen::{Resource, ServerConfig};
@@ -24,7 +24,7 @@ async fn each_fault_is_set_over_the_admin_endpoint_and_shows_in_its_summary() {
     })
     .await
     .expect("server");
-    let admin = client_for(&format!("http://{}", server.admin_addr())).expect("admin client");
+    let admin = plain_client(&format!("http://{}", server.admin_addr())).expect("admin client");
     let faults = server.faults();
 
     put(

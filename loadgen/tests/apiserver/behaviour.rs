@@ -44,7 +44,7 @@ async fn the_watch_delay_fault_holds_events_back_and_can_be_changed_through_the_
     assert!(seen - t0 >= Duration::from_millis(490), "{:?}", seen - t0);
 
     // Change it to zero through the admin listener.
-    let admin = client_for(&format!("http://{}", server.admin_addr()))?;
+    let admin = plain_client(&format!("http://{}", server.admin_addr()))?;
     let req = Request::put("/faults/watch-delay")
         .header("content-type", "application/json")
         .body(br#"{"resource":"pods","millis":0}"#.to_vec())?;
@@ -216,7 +216,16 @@ async fn discovery_works_for_kube_rs() -> TestResult {
     let mut found = Vec::new();
     for group in discovery.groups() {
         for (ar, caps) in group.recommended_resources() {
-            let cluster = matches!(ar.plural.as_str(), "nodes" | "namespaces");
+            let cluster = matches!(
+                ar.plural.as_str(),
+                "nodes"
+                    | "namespaces"
+                    | "clusterroles"
+                    | "clusterrolebindings"
+                    | "tokenreviews"
+                    | "subjectaccessreviews"
+                    | "selfsubjectaccessreviews"
+            );
             let want = if cluster {
                 kube::discovery::Scope::Cluster
             } else {
@@ -235,12 +244,20 @@ async fn discovery_works_for_kube_rs() -> TestResult {
             "/nodes",
             "/persistentvolumeclaims",
             "/pods",
+            "/serviceaccounts",
             "apps/controllerrevisions",
             "apps/daemonsets",
             "apps/replicasets",
             "apps/statefulsets",
+            "authentication.k8s.io/tokenreviews",
+            "authorization.k8s.io/selfsubjectaccessreviews",
+            "authorization.k8s.io/subjectaccessreviews",
             "batch/jobs",
             "coordination.k8s.io/leases",
+            "rbac.authorization.k8s.io/clusterrolebindings",
+            "rbac.authorization.k8s.io/clusterroles",
+            "rbac.authorization.k8s.io/rolebindings",
+            "rbac.authorization.k8s.io/roles",
         ]
     );
     let health = client

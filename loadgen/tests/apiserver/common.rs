@@ -24,20 +24,43 @@ pub async fn start(
     config: ServerConfig,
 ) -> Result<(ApiServer, Client), Box<dyn std::error::Error + Send + Sync>> {
     let server = tidemark_loadgen::start(config).await?;
-    let client = client_for(&server.url())?;
+    let client = client_for(&server).await?;
     Ok((server, client))
 }
 
-pub fn client_for(url: &str) -> Result<Client, Box<dyn std::error::Error + Send + Sync>> {
-    let config = kube::Config::new(url.parse()?);
-    Ok(Client::try_from(config)?)
+/// The kube-rs configuration of a kubeconfig: HTTPS with the server's CA, as a real client.
+pub async fn config_of(
+    kubeconfig: &str,
+) -> Result<kube::Config, Box<dyn std::error::Error + Send + Sync>> {
+    tidemark_tls::install_crypto_provider();
+    let kc = kube::config::Kubeconfig::from_yaml(kubeconfig)?;
+    Ok(kube::Config::from_custom_kubeconfig(kc, &Default::default()).await?)
 }
 
-/// A client that does not retry 429/503/504 (kube-rs retries them by default, with backoff).
-pub fn client_without_retries(
-    url: &str,
+/// A client of `server` as its admin (the kubeconfig it writes).
+pub async fn client_for(
+    server: &ApiServer,
 ) -> Result<Client, Box<dyn std::error::Error + Send + Sync>> {
-    let mut config = kube::Config::new(url.parse()?);
+    Ok(Client::try_from(
+        config_of(&server.kubeconfig_yaml()).await?,
+    )?)
+}
+
+/// A client of a plain-HTTP endpoint without credentials (the admin listener).
+pub fn plain_client(url: &str) -> Result<Client, Box<dyn std::error::Error + Send + Sync>> {
+    Ok(Client::try_from(kube::Config::new(url.parse()?))?)
+}
+
+/// A client of `server` with the kubeconfig `yaml`.
+pub async fn client_with(yaml: &str) -> Result<Client, Box<dyn std::error::Error + Send + Sync>> {
+    Ok(Client::try_from(config_of(yaml).await?)?)
+}
+
+/// An admin client that does not retry 429/503/504 (kube-rs retries them by default).
+pub async fn client_without_retries(
+    server: &ApiServer,
+) -> Result<Client, Box<dyn std::error::Error + Send + Sync>> {
+    let mut config = config_of(&server.kubeconfig_yaml()).await?;
     config.default_retry = false;
     Ok(Client::try_from(config)?)
 }

@@ -70,7 +70,7 @@ async fn list_with_limit_and_continue_returns_a_consistent_snapshot_even_when_wr
 #[tokio::test]
 async fn a_list_not_older_than_a_future_revision_times_out_with_504() -> TestResult {
     let (server, _) = start(quiet_config()).await?;
-    let client = client_without_retries(&server.url())?;
+    let client = client_without_retries(&server).await?;
     let api = pods(&client, "default");
     let future = (server.current_revision() + 1000).to_string();
     let started = std::time::Instant::now();

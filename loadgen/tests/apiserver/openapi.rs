@@ -33,7 +33,8 @@ async fn the_openapi_v3_index_leads_to_a_document_per_group_version_with_field_v
             "api/v1",
             "apis/apps/v1",
             "apis/batch/v1",
-            "apis/coordination.k8s.io/v1"
+            "apis/coordination.k8s.io/v1",
+            "apis/rbac.authorization.k8s.io/v1"
         ]
     );
     for (key, entry) in paths {

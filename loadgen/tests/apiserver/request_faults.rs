@@ -18,7 +18,7 @@ async fn a_429_rule_fails_matching_creates_with_retry_after_and_spares_the_rest(
     let server = tidemark_loadgen::start(quiet_config())
         .await
         .expect("server");
-    let client = client_without_retries(&server.url()).expect("client");
+    let client = client_without_retries(&server).await.expect("client");
     server.faults().requests().add_error(ErrorRule {
         matching: Match {
             verb: Some("create".into()),
@@ -50,7 +50,7 @@ async fn latency_delays_matching_requests() {
     let server = tidemark_loadgen::start(quiet_config())
         .await
         .expect("server");
-    let client = client_without_retries(&server.url()).expect("client");
+    let client = client_without_retries(&server).await.expect("client");
     server.faults().requests().add_latency(LatencyRule {
         matching: Match {
             verb: Some("list".into()),
@@ -72,7 +72,7 @@ async fn a_lost_write_response_is_a_504_though_the_write_was_applied() {
     let server = tidemark_loadgen::start(quiet_config())
         .await
         .expect("server");
-    let client = client_without_retries(&server.url()).expect("client");
+    let client = client_without_retries(&server).await.expect("client");
     server.faults().requests().lose_write_responses(1.0);
     let err = pods(&client, "ns")
         .create(&PostParams::default(), &pod("ghost"))
@@ -92,7 +92,7 @@ async fn a_lagging_replica_serves_old_lists_unless_asked_not_older_than() {
     let server = tidemark_loadgen::start(quiet_config())
         .await
         .expect("server");
-    let client = client_without_retries(&server.url()).expect("client");
+    let client = client_without_retries(&server).await.expect("client");
     let api = pods(&client, "ns");
     api.create(&PostParams::default(), &pod("old"))
         .await

@@ -12,7 +12,7 @@ async fn watching() -> (tidemark_loadgen::ApiServer, kube::Api<Pod>, String) {
     let server = tidemark_loadgen::start(quiet_config())
         .await
         .expect("server");
-    let client = client_without_retries(&server.url()).expect("client");
+    let client = client_without_retries(&server).await.expect("client");
     let from = server.current_revision().to_string();
     (server, pods(&client, "ns"), from)
 }

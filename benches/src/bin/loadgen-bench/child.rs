@@ -206,7 +206,7 @@ pub fn run(args: &PhaseArgs) -> anyhow::Result<PhaseOut> {
                 .context("runtime")?;
             rt.block_on(async {
                 let server = seed::serve(&seed, window).await.context("bench server")?;
-                let url = server.url();
+                let url = server.kubeconfig_yaml();
                 let mut out = PhaseOut::default();
                 match kind {
                     PhaseKind::Reconcile => {

@@ -21,15 +21,22 @@ use std::time::{Duration, Instant};
 pub type PodStream =
     Pin<Box<dyn Stream<Item = Result<watcher::Event<Pod>, watcher::Error>> + Send>>;
 
-/// A kube client for `url` on the current runtime.
-pub fn client(url: &str) -> anyhow::Result<kube::Client> {
-    let uri: http::Uri = url.parse().context("server url")?;
-    kube::Client::try_from(kube::Config::new(uri)).context("kube client")
+/// A kube client from `kubeconfig` on the current runtime, as a kube-rs user makes one.
+pub async fn client(kubeconfig: &str) -> anyhow::Result<kube::Client> {
+    tidemark_tls::install_crypto_provider();
+    let kc = kube::config::Kubeconfig::from_yaml(kubeconfig).context("kubeconfig")?;
+    let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+        .await
+        .context("kubeconfig")?;
+    kube::Client::try_from(config).context("kube client")
 }
 
 /// Syncs a reflector of every Pod; returns it with the stream (to go on watching) and the figures.
-pub async fn sync(url: &str, seed: &Seed) -> anyhow::Result<(Store<Pod>, PodStream, SyncOut)> {
-    let api: Api<Pod> = Api::all(client(url)?);
+pub async fn sync(
+    kubeconfig: &str,
+    seed: &Seed,
+) -> anyhow::Result<(Store<Pod>, PodStream, SyncOut)> {
+    let api: Api<Pod> = Api::all(client(kubeconfig).await?);
     let (reader, writer) = reflector::store::<Pod>();
     let before = memory();
     let started = Instant::now();
@@ -97,8 +104,8 @@ async fn wait_until(count: &AtomicU64, at_least: u64, limit: Duration) -> anyhow
 /// Reconciles per second of kube-rs `Controller` over every ReplicaSet (owning the Pods), with
 /// `concurrency` reconciles at once: after the first wave settles, `reconcile_all_on` triggers
 /// whole rounds, each timed until every key has reconciled.
-pub async fn controller(url: &str, keys: u64, concurrency: u16) -> anyhow::Result<f64> {
-    let client = client(url)?;
+pub async fn controller(kubeconfig: &str, keys: u64, concurrency: u16) -> anyhow::Result<f64> {
+    let client = client(kubeconfig).await?;
     let count = Arc::new(AtomicU64::new(0));
     let (trigger, triggers) = tokio::sync::mpsc::channel::<()>(1);
     let runner = Controller::new(

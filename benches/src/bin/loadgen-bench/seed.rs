@@ -39,11 +39,18 @@ pub fn render(pods: u64, replicasets: u64) -> Seed {
     }
 }
 
+/// `TIDEMARK_BENCH_PLAIN_HTTP=1` serves plain HTTP without credentials: how PERF.md
+/// measures what TLS and authentication cost. The default is HTTPS with a bearer token.
+pub fn plain_http() -> bool {
+    std::env::var("TIDEMARK_BENCH_PLAIN_HTTP").is_ok_and(|v| v == "1")
+}
+
 /// Starts the bench server with `seed` on the current tokio runtime.
 pub async fn serve(seed: &Seed, window: usize) -> std::io::Result<BenchServer> {
     BenchServer::start(
         BenchServerConfig {
             window,
+            plain_http: plain_http(),
             ..BenchServerConfig::default()
         },
         seed.pods.clone(),

@@ -14,11 +14,17 @@ use tidemark_actors::{Manager, ManagerConfig};
 use tidemark_engine::FeatureGates;
 use tidemark_loadgen::bench::server::BenchServer;
 
-/// A kube client for `server`, created on the I/O runtime `io`.
-pub fn client(io: &tokio::runtime::Runtime, url: &str) -> anyhow::Result<kube::Client> {
-    let _guard = io.enter();
-    let uri: http::Uri = url.parse().context("server url")?;
-    kube::Client::try_from(kube::Config::new(uri)).context("kube client")
+/// A kube client for `server` (its kubeconfig: HTTPS, its CA, a bearer token), made as the
+/// `tidemark` binary makes its own, on the I/O runtime `io`.
+pub async fn client(
+    io: &tokio::runtime::Runtime,
+    server: &BenchServer,
+) -> anyhow::Result<kube::Client> {
+    let source = tidemark_actors::client::ConfigSource::Yaml(server.kubeconfig_yaml());
+    let config = tidemark_actors::client::load_config(&source)
+        .await
+        .context("kubeconfig")?;
+    tidemark_actors::client::build_client(config, None, io.handle()).context("kube client")
 }
 
 /// The manager's config for the bench: the ReplicaSet controller only (the bench server serves
@@ -45,7 +51,7 @@ pub async fn tidemark(
     seed: &Seed,
     gate: bool,
 ) -> anyhow::Result<(Manager, SyncOut)> {
-    let client = client(io, &server.url())?;
+    let client = client(io, server).await?;
     let config = config(gate)?;
     let slow = Slowdown::from_env();
     let before = memory();
