@@ -70,6 +70,7 @@ pub mod openapi;
 mod options;
 pub mod oracle;
 pub mod patch;
+pub mod rbac;
 pub mod report;
 pub mod request_faults;
 pub mod resource;
