@@ -8,12 +8,20 @@
 
 mod aggregation;
 pub mod attributes;
+pub mod bootstrap;
+pub mod forbidden;
+pub mod manifests;
 mod objects;
 pub mod policy;
+pub mod request_log;
 pub mod rule;
 pub mod user;
 
 pub use attributes::{Attributes, ResourceAttributes, request_attributes};
+pub use bootstrap::{bootstrap_cluster_role_bindings, bootstrap_cluster_roles};
+pub use forbidden::forbidden_status;
+pub use manifests::{ManifestError, parse_manifests};
 pub use policy::{Decision, RbacPolicy};
+pub use request_log::{RequestLog, RequestLogEntry};
 pub use rule::PolicyRule;
 pub use user::UserInfo;
