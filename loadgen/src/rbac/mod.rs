@@ -8,6 +8,7 @@
 
 mod aggregation;
 pub mod attributes;
+pub mod audit;
 pub mod bootstrap;
 pub mod forbidden;
 pub mod manifests;
@@ -18,6 +19,7 @@ pub mod rule;
 pub mod user;
 
 pub use attributes::{Attributes, ResourceAttributes, request_attributes};
+pub use audit::{AuditReport, Grant, GrantUse, audit};
 pub use bootstrap::{bootstrap_cluster_role_bindings, bootstrap_cluster_roles};
 pub use forbidden::forbidden_status;
 pub use manifests::{ManifestError, parse_manifests};
