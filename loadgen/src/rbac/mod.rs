@@ -10,6 +10,7 @@ mod aggregation;
 pub mod attributes;
 pub mod audit;
 pub mod bootstrap;
+pub mod deploy;
 pub mod forbidden;
 pub mod manifests;
 mod objects;
