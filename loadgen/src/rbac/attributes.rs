@@ -80,7 +80,9 @@ const NAMESPACE_SUBRESOURCES: [&str; 2] = ["status", "finalize"];
 /// - A `delete` without a name is `deletecollection`.
 ///
 /// Upstream answers `/api/v1/watch` and `/api/v1/proxy` without a resource with an error
-/// (500); here they are non-resource requests.
+/// (500); here they are non-resource requests. Upstream also drops the field selector's name
+/// when any list option fails to decode (`limit=abc`); here only `watch` and `fieldSelector`
+/// are read.
 pub fn request_attributes(method: &http::Method, path: &str, query: Option<&str>) -> Attributes {
     let non_resource = || Attributes::NonResource {
         verb: method.as_str().to_ascii_lowercase(),

@@ -12,9 +12,9 @@ pub enum ManifestError {
         index: usize,
         /// The line its first line has in the file, from 1.
         line: usize,
-        /// The parser's error (its line is relative to the document).
+        /// The parser's error (its line is relative to the document), boxed: it is large.
         #[source]
-        source: serde_saphyr::Error,
+        source: Box<serde_saphyr::Error>,
     },
     /// A document is YAML but not a mapping, so not an object.
     #[error("document {index} (from line {line}) is not an object")]
@@ -40,7 +40,7 @@ pub fn parse_manifests(yaml: &str) -> Result<Vec<Value>, ManifestError> {
             serde_saphyr::from_str(&document).map_err(|source| ManifestError::Yaml {
                 index,
                 line,
-                source,
+                source: Box::new(source),
             })?;
         match value {
             Value::Null => {}
