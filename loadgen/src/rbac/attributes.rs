@@ -190,77 +190,73 @@ impl ListQuery {
     }
 }
 
-/// The value a field selector requires `field` to equal (`f=v` or `f==v`, in any of its
-/// comma-separated terms), unescaping `\,`, `\=`, `\!` and `\\` as `fields.ParseSelector`.
-/// None for `!=` or when the selector does not mention `field` exactly.
+/// The value a field selector requires `field` to equal, as `fields.ParseSelector` and
+/// `RequiresExactMatch`: terms split at unescaped commas and sorted, each split at its first
+/// `!=`, `==` or `=`, values unescaped (`\\`, `\,`, `\=`; any other escape, or a bare `,` or `=`,
+/// makes the whole selector invalid, so None); the first `field=v` or `field==v` term wins.
 fn exact_match(selector: &str, field: &str) -> Option<String> {
-    for term in split_unescaped(selector, ',') {
-        let term = term.trim();
-        let Some((lhs, op_len)) = find_operator(term) else {
-            continue;
-        };
-        let (key, op, value) = (
-            &term[..lhs],
-            &term[lhs..lhs + op_len],
-            &term[lhs + op_len..],
-        );
-        if op != "!=" && key.trim() == field {
-            return Some(unescape(value));
+    let mut terms = split_terms(selector);
+    terms.sort_unstable();
+    let mut found = None;
+    for term in terms.into_iter().filter(|t| !t.is_empty()) {
+        let (key, op, value) = split_term(term)?;
+        let value = unescape(value)?;
+        if op != "!=" && key == field && found.is_none() {
+            found = Some(value);
         }
     }
-    None
+    found
 }
 
-/// Where the first unescaped operator (`!=`, `==` or `=`) of a term starts, and its length.
-fn find_operator(term: &str) -> Option<(usize, usize)> {
-    let bytes = term.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\\' => i += 1,
-            b'!' if bytes.get(i + 1) == Some(&b'=') => return Some((i, 2)),
-            b'=' if bytes.get(i + 1) == Some(&b'=') => return Some((i, 2)),
-            b'=' => return Some((i, 1)),
-            _ => {}
-        }
-        i += 1;
-    }
-    None
-}
-
-/// `s` split at every `sep` not preceded by a backslash escape.
-fn split_unescaped(s: &str, sep: char) -> Vec<&str> {
+/// `selector` split at every comma not escaped by a backslash.
+fn split_terms(selector: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut start = 0;
     let mut escaped = false;
-    for (i, c) in s.char_indices() {
+    for (i, c) in selector.char_indices() {
         match c {
             _ if escaped => escaped = false,
             '\\' => escaped = true,
-            c if c == sep => {
-                out.push(&s[start..i]);
-                start = i + c.len_utf8();
+            ',' => {
+                out.push(&selector[start..i]);
+                start = i + 1;
             }
             _ => {}
         }
     }
-    out.push(&s[start..]);
+    out.push(&selector[start..]);
     out
 }
 
-fn unescape(value: &str) -> String {
+/// A term split at its first operator (escapes are not considered, as upstream's `splitTerm`).
+fn split_term(term: &str) -> Option<(&str, &str, &str)> {
+    (0..term.len())
+        .filter(|&i| term.is_char_boundary(i))
+        .find_map(|i| {
+            ["!=", "==", "="]
+                .into_iter()
+                .find(|op| term[i..].starts_with(op))
+                .map(|op| (&term[..i], op, &term[i + op.len()..]))
+        })
+}
+
+/// Upstream's `UnescapeValue`.
+fn unescape(value: &str) -> Option<String> {
     let mut out = String::with_capacity(value.len());
-    let mut chars = value.chars();
-    while let Some(c) = chars.next() {
-        if c == '\\' {
-            if let Some(next) = chars.next() {
-                out.push(next);
+    let mut escaped = false;
+    for c in value.chars() {
+        match c {
+            '\\' | ',' | '=' if escaped => {
+                out.push(c);
+                escaped = false;
             }
-        } else {
-            out.push(c);
+            _ if escaped => return None,
+            '\\' => escaped = true,
+            ',' | '=' => return None,
+            c => out.push(c),
         }
     }
-    out
+    (!escaped).then_some(out)
 }
 
 /// Whether `name` may be a path segment (upstream's `path.IsValidPathSegmentName`).
@@ -386,10 +382,33 @@ mod tests {
             .name,
             "n1"
         );
+        assert_eq!(
+            resource(
+                Method::GET,
+                "/api/v1/pods",
+                Some("fieldSelector=metadata.name%3Db%2Cmetadata.name%3Da")
+            )
+            .name,
+            "a",
+            "terms are sorted first"
+        );
+        assert_eq!(
+            resource(
+                Method::GET,
+                "/api/v1/pods",
+                Some("fieldSelector=metadata.name%3Dweb%5C%2C1")
+            )
+            .name,
+            "web,1"
+        );
         for query in [
             "fieldSelector=metadata.name!=web-1",
             "fieldSelector=spec.nodeName=web-1",
             "fieldSelector=metadata.name=a%2Fb",
+            "fieldSelector=metadata.name=a=b",
+            "fieldSelector=metadata.name=a,nonsense",
+            "fieldSelector=metadata.name=a\\x",
+            "fieldSelector=%20metadata.name=a",
         ] {
             assert_eq!(
                 resource(Method::GET, "/api/v1/pods", Some(query)).name,
