@@ -17,7 +17,6 @@ mod tests {
     use crate::rbac::audit::audit;
     use crate::rbac::bootstrap::{bootstrap_cluster_role_bindings, bootstrap_cluster_roles};
     use crate::rbac::manifests::parse_manifests;
-    use crate::rbac::objects::of_kind;
     use crate::rbac::policy::{Decision, RbacPolicy};
     use crate::rbac::request_log::RequestLog;
     use crate::rbac::user::UserInfo;
@@ -29,17 +28,10 @@ mod tests {
     }
 
     fn policy() -> RbacPolicy {
-        let objects = manifests();
-        let mut cluster_roles = bootstrap_cluster_roles();
-        cluster_roles.extend(of_kind(&objects, "ClusterRole"));
-        let mut cluster_role_bindings = bootstrap_cluster_role_bindings();
-        cluster_role_bindings.extend(of_kind(&objects, "ClusterRoleBinding"));
-        RbacPolicy::from_objects(
-            &cluster_roles,
-            &cluster_role_bindings,
-            &of_kind(&objects, "Role"),
-            &of_kind(&objects, "RoleBinding"),
-        )
+        let mut objects = manifests();
+        objects.extend(bootstrap_cluster_roles());
+        objects.extend(bootstrap_cluster_role_bindings());
+        RbacPolicy::from_manifests(&objects)
     }
 
     fn tidemark() -> UserInfo {

@@ -12,7 +12,7 @@
 
 use super::aggregation::aggregate;
 use super::attributes::Attributes;
-use super::objects::{BindingObject, SubjectKey, decode_bindings, decode_roles};
+use super::objects::{BindingObject, SubjectKey, decode_bindings, decode_roles, of_kind};
 use super::rule::PolicyRule;
 use super::user::{PRIVILEGED_GROUP, UserInfo};
 use ahash::AHashMap;
@@ -156,6 +156,17 @@ impl RbacPolicy {
             scope.add(&binding, &binding.metadata.namespace, rules);
         }
         policy
+    }
+
+    /// Builds the policy from a mixed list of objects (a parsed manifest file, maybe with the
+    /// [bootstrap](super::bootstrap) objects added), sorted by `kind`; other kinds are ignored.
+    pub fn from_manifests(objects: &[serde_json::Value]) -> RbacPolicy {
+        RbacPolicy::from_objects(
+            &of_kind(objects, "ClusterRole"),
+            &of_kind(objects, "ClusterRoleBinding"),
+            &of_kind(objects, "Role"),
+            &of_kind(objects, "RoleBinding"),
+        )
     }
 
     /// Authorizes the request: `system:masters` is allowed everything (the apiserver's
