@@ -185,7 +185,7 @@ fn without_a_grace_period_the_stop_cuts_writes_in_flight() {
 #[test]
 fn logs_never_show_secret_data_tokens_or_authorization_headers() {
     let rt = runtime();
-    let (stdout, stderr) = rt.block_on(async {
+    let (stdout, stderr, token) = rt.block_on(async {
         let server = start(ServerConfig {
             kubelet_ready_after: Duration::from_millis(50),
             ..ServerConfig::default()
@@ -223,6 +223,7 @@ fn logs_never_show_secret_data_tokens_or_authorization_headers() {
         (
             String::from_utf8_lossy(&output.stdout).to_string(),
             String::from_utf8_lossy(&output.stderr).to_string(),
+            token,
         )
     });
     let all = format!("{stdout}\n{stderr}");

@@ -2,6 +2,7 @@
 //! binary (one link, not one per file): each controller under watch delay with its gate on and
 //! off, lost responses, the breaker, metrics, lifecycle, leader election and the stress runs.
 
+mod auth_methods;
 mod binary;
 mod common;
 mod daemonset_e2e;

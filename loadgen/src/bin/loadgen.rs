@@ -92,6 +92,20 @@ enum Command {
         #[arg(long)]
         plots: Option<PathBuf>,
     },
+    /// Least privilege, proven from the request log: the union of the managers' requests over
+    /// stress reports against the grants of an RBAC manifest. Exits 1 when a grant was never
+    /// used, a wildcard is granted, or a request was refused.
+    RbacAudit {
+        /// The RBAC manifest (default: the embedded deploy/rbac.yaml).
+        #[arg(long)]
+        rbac: Option<PathBuf>,
+        /// The ServiceAccount, `namespace/name`.
+        #[arg(long, default_value = "kube-system/tidemark")]
+        service_account: String,
+        /// Stress reports (`loadgen stress --json`).
+        #[arg(required = true)]
+        reports: Vec<PathBuf>,
+    },
 }
 
 /// `--gate on|off`.
@@ -124,6 +138,11 @@ fn main() -> anyhow::Result<()> {
                 plots.as_deref(),
             );
         }
+        Command::RbacAudit {
+            rbac,
+            service_account,
+            reports,
+        } => return rbac_audit(rbac.as_deref(), &service_account, &reports),
         _ => {}
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -131,6 +150,53 @@ fn main() -> anyhow::Result<()> {
         .build()
         .context("starting the tokio runtime")?;
     runtime.block_on(run(cli))
+}
+
+fn rbac_audit(
+    rbac: Option<&std::path::Path>,
+    service_account: &str,
+    reports: &[PathBuf],
+) -> anyhow::Result<()> {
+    use tidemark_loadgen::rbac::{RequestLogEntry, UserInfo, audit, parse_manifests};
+    let text = match rbac {
+        Some(p) => {
+            std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?
+        }
+        None => tidemark_loadgen::rbac::deploy::TIDEMARK_RBAC_YAML.to_string(),
+    };
+    let manifests = parse_manifests(&text).context("the RBAC manifest")?;
+    let (ns, name) = service_account
+        .split_once('/')
+        .context("--service-account is namespace/name")?;
+    let user = UserInfo::service_account(ns, name, "");
+    let mut merged: std::collections::BTreeMap<(String, String, bool), RequestLogEntry> =
+        Default::default();
+    for path in reports {
+        let report: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(path).with_context(|| format!("reading {}", path.display()))?,
+        )
+        .with_context(|| format!("{} is not JSON", path.display()))?;
+        let entries: Vec<RequestLogEntry> = serde_json::from_value(report["requests"].clone())
+            .with_context(|| format!("{}: no request log", path.display()))?;
+        for e in entries {
+            let key = (
+                e.user.clone(),
+                serde_json::to_string(&e.request)?,
+                e.allowed,
+            );
+            merged
+                .entry(key)
+                .and_modify(|m| m.count += e.count)
+                .or_insert(e);
+        }
+    }
+    let used: Vec<RequestLogEntry> = merged.into_values().collect();
+    let report = audit(&manifests, &user, &used);
+    println!("{report}");
+    if !report.is_clean() {
+        anyhow::bail!("the RBAC manifest is not least privilege for what the managers did");
+    }
+    Ok(())
 }
 
 fn bench(args: &[String]) -> anyhow::Result<()> {
@@ -196,7 +262,7 @@ fn report(
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Bench { .. } | Command::Report { .. } => Ok(()),
+        Command::Bench { .. } | Command::Report { .. } | Command::RbacAudit { .. } => Ok(()),
         Command::Apiserver {
             listen,
             admin_listen,
