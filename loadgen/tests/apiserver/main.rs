@@ -6,6 +6,7 @@ mod behaviour;
 mod common;
 mod crud;
 mod deletion;
+mod door;
 mod kubelet;
 mod list_watch;
 mod openapi;
