@@ -23,6 +23,7 @@
 
 mod client;
 mod error;
+mod fetch;
 mod identity;
 mod pem;
 mod pki;
@@ -31,6 +32,7 @@ mod server_config;
 
 pub use client::{HttpsGet, HttpsResponse, https_get};
 pub use error::TlsError;
+pub use fetch::peer_certificate;
 pub use identity::{ClientIdentity, client_identity};
 pub use pem::{certificates_from_pem, private_key_from_pem, read_certificates, read_private_key};
 pub use pki::{CertificateAuthority, IssuedCertificate, self_signed};

@@ -1,7 +1,8 @@
 //! Which configuration to connect with, in kube-controller-manager's order
-//! (`clientcmd.BuildConfigFromFlags`): `--kubeconfig` if given; otherwise, without
-//! `--master`, the in-cluster environment; otherwise the default loading rules
-//! (`$KUBECONFIG`, `~/.kube/config`). `--master` overrides the server URL of whichever is used.
+//! (`clientcmd.BuildConfigFromFlags`): `--kubeconfig` if given, its server replaced by
+//! `--master` if that is given too; `--master` alone is that URL without credentials; neither
+//! is the in-cluster environment. Where upstream then gives up, Tidemark also tries kube-rs'
+//! default loading rules (`$KUBECONFIG`, `~/.kube/config`), so a laptop run needs no flag.
 
 use std::path::PathBuf;
 
@@ -56,10 +57,7 @@ pub async fn load_config(source: &ConfigSource) -> Result<kube::Config, ClientEr
                         .await
                         .map_err(|e| ClientError::NoConfiguration(e.to_string()))?,
                 },
-                (None, Some(m)) => match kube::Config::from_kubeconfig(&Default::default()).await {
-                    Ok(c) => c,
-                    Err(_) => kube::Config::new(master_uri(m)?),
-                },
+                (None, Some(m)) => kube::Config::new(master_uri(m)?),
             };
             if let Some(m) = master {
                 config.cluster_url = master_uri(m)?;

@@ -12,5 +12,6 @@ mod lost_responses;
 mod nodelifecycle_e2e;
 mod observability;
 mod replicaset_e2e;
+mod secure_serving;
 mod statefulset_e2e;
 mod stress;
