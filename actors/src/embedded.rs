@@ -104,6 +104,13 @@ pub async fn client_for_kubeconfig(
     crate::client::build_client(config, None, io).map_err(EmbeddedError::Connect)
 }
 
+/// A fresh directory for the demo's kubeconfig and serving certificate.
+fn tempdir_for_demo() -> Result<std::path::PathBuf, EmbeddedError> {
+    let dir = std::env::temp_dir().join(format!("tidemark-embedded-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
 /// Serves the metrics endpoint of `manager` on the I/O runtime; returns the bound address.
 pub async fn start_metrics(
     io: &tokio::runtime::Handle,
@@ -242,7 +249,13 @@ async fn demo(options: DemoOptions, io: tokio::runtime::Handle) -> Result<Summar
             .create(resource, DEMO_NAMESPACE, manifest)
             .map_err(|e| EmbeddedError::Seed(e.to_string()))?;
     }
-    let client = client_for(&server, &io).await?;
+    // The manager runs as an operator would run it on a cluster: as deploy/rbac.yaml's
+    // ServiceAccount, over HTTPS, with that RBAC enforced.
+    let identity = tempdir_for_demo()?;
+    let run_as = tidemark_loadgen::run_as::set_up(&server, &identity)
+        .map_err(|e| EmbeddedError::Server(e.to_string()))?;
+    let kubeconfig = std::fs::read_to_string(&run_as.kubeconfig)?;
+    let client = client_for_kubeconfig(&kubeconfig, &io).await?;
     let consistency = options.manager.gates.consistency_for("ReplicaSet");
     let manager = Manager::start(&options.manager, client, &io)?;
     if let Some(addr) = options.metrics_addr {
@@ -307,11 +320,17 @@ async fn demo(options: DemoOptions, io: tokio::runtime::Handle) -> Result<Summar
         eprintln!();
     }
     let stats = manager.stats().await;
-    let summary = summarize(&stats, &server, started.elapsed(), consistency);
+    let mut summary = summarize(&stats, &server, started.elapsed(), consistency);
     let unanswered = manager.shutdown(Duration::from_secs(5)).await.unanswered;
     if unanswered > 0 {
         tracing::warn!(unanswered, "writes still in flight at shutdown");
     }
+    let (_, forbidden) = tidemark_loadgen::run_as::requests_of(&server, &run_as);
+    for f in &forbidden {
+        tracing::error!(request = %f.object, detail = %f.detail, "RBAC refused the manager");
+    }
+    summary.violations += forbidden.len();
     server.shutdown().await;
+    let _ = std::fs::remove_dir_all(&identity);
     Ok(summary)
 }
