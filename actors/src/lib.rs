@@ -4,6 +4,7 @@
 #![deny(missing_docs)]
 
 pub mod barrier;
+pub mod cli;
 pub mod client;
 pub mod embedded;
 pub mod errors;

@@ -1,143 +1,43 @@
 //! The `tidemark` binary: `tidemark run` against a cluster or `--embedded`.
 
 use anyhow::{Context as _, bail};
-use clap::{Args, Parser, Subcommand};
-use std::path::PathBuf;
+use clap::Parser;
 use std::time::Duration;
-use tidemark_actors::embedded::{DemoOptions, run_demo, summarize_cluster, with_user_agent};
+use tidemark_actors::cli::{Cli, Command, RunArgs, init_logs, resolve_controllers};
+use tidemark_actors::client::{ConfigSource, build_client, load_config};
+use tidemark_actors::embedded::{DemoOptions, run_demo, summarize_cluster};
 use tidemark_actors::leader::{LeaderElectionConfig, default_identity};
-use tidemark_actors::manager::{Manager, ManagerConfig, ONBOARDED};
+use tidemark_actors::manager::{Manager, ManagerConfig};
+use tidemark_actors::serving::{DelegatedAuth, SecureServing, serve_secure};
 use tidemark_engine::FeatureGates;
 
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
-#[derive(Parser)]
-#[command(
-    name = "tidemark",
-    version,
-    about = "A Kubernetes controller manager that stays correct when its cache lags"
-)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
+/// Exit code of a configuration or start-up error (clap's usage errors exit 2 as well).
+const CONFIG_ERROR: u8 = 2;
 
-#[derive(Subcommand)]
-enum Command {
-    /// Run the controller manager.
-    Run(RunArgs),
-}
-
-#[derive(Args)]
-struct RunArgs {
-    /// Kubeconfig file (default: in-cluster config or $KUBECONFIG / ~/.kube/config).
-    #[arg(long)]
-    kubeconfig: Option<PathBuf>,
-    /// Run against an embedded simulated API server with a demo workload.
-    #[arg(long)]
-    embedded: bool,
-    /// Controllers to run, comma-separated.
-    #[arg(long, value_delimiter = ',', default_values_t = ONBOARDED.iter().map(|s| s.to_string()).collect::<Vec<_>>())]
-    controllers: Vec<String>,
-    /// Number of shards (default: the number of cores).
-    #[arg(long)]
-    shards: Option<usize>,
-    /// Feature gates, e.g. StaleControllerConsistency=false.
-    #[arg(long, default_value = "")]
-    feature_gates: String,
-    /// Client-side QPS to the API server.
-    #[arg(long, default_value_t = 20.0)]
-    kube_api_qps: f32,
-    /// Client-side burst to the API server.
-    #[arg(long, default_value_t = 30)]
-    kube_api_burst: u32,
-    /// Stop after this many seconds (default: run until Ctrl-C).
-    #[arg(long)]
-    duration: Option<u64>,
-    /// Serve /metrics, /healthz and /readyz here; `0` disables.
-    #[arg(long, default_value = "127.0.0.1:9464")]
-    metrics_addr: String,
-    /// Write the summary as JSON here.
-    #[arg(long)]
-    summary_json: Option<PathBuf>,
-    /// Embedded mode: how many ReplicaSets to seed.
-    #[arg(long, default_value_t = 10)]
-    demo_replicasets: usize,
-    /// Embedded mode: the Pod watch delay of the simulated API server, in milliseconds.
-    #[arg(long, default_value_t = 3000)]
-    demo_pod_watch_delay_ms: u64,
-    /// Leader election through a Lease (default: on against a cluster, off with --embedded).
-    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
-    leader_elect: Option<bool>,
-    /// Namespace of the leader election Lease.
-    #[arg(long, default_value = "kube-system")]
-    leader_elect_resource_namespace: String,
-    /// Name of the leader election Lease.
-    #[arg(long, default_value = "tidemark")]
-    leader_elect_resource_name: String,
-    /// This process's identity in the Lease (default: host name and a random suffix).
-    #[arg(long)]
-    leader_elect_identity: Option<String>,
-    /// How long a non-leader waits on an unchanged Lease before taking over.
-    #[arg(long, default_value = "15s", value_parser = parse_duration)]
-    leader_elect_lease_duration: Duration,
-    /// How long a leader may act after sending its last successful renewal.
-    #[arg(long, default_value = "10s", value_parser = parse_duration)]
-    leader_elect_renew_deadline: Duration,
-    /// How often the Lease is read and renewed.
-    #[arg(long, default_value = "2s", value_parser = parse_duration)]
-    leader_elect_retry_period: Duration,
-    /// Writers check the leader fence before every write. Turning it off is unsafe and exists
-    /// only to show, in the leader scenario, the double leadership it prevents.
-    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
-    leader_elect_fencing: bool,
-    /// Log format: `text` for people, `json` for log pipelines.
-    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
-    log_format: String,
-    /// Node lifecycle: how long a node Lease may stay unchanged before the Node is marked.
-    #[arg(long, default_value = "40s", value_parser = parse_duration)]
-    node_monitor_grace_period: Duration,
-    /// How long a graceful shutdown waits for the writes in flight.
-    #[arg(long, default_value = "10s", value_parser = parse_duration)]
-    shutdown_grace_period: Duration,
-}
-
-/// Parses `1500ms`, `15s`, `2m` or a bare number of seconds.
-fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit() && c != '.') {
-        Some(at) => text.split_at(at),
-        None => (text, "s"),
-    };
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("{text:?} is not a duration like 15s, 500ms or 2m"))?;
-    let seconds = match unit {
-        "ms" => value / 1000.0,
-        "s" => value,
-        "m" => value * 60.0,
-        other => return Err(format!("unknown unit {other:?} in {text:?} (ms, s or m)")),
-    };
-    Duration::try_from_secs_f64(seconds).map_err(|e| format!("{text:?}: {e}"))
-}
-
-fn init_logs(format: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,tidemark_actors=info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    if format == "json" {
-        builder.json().flatten_event(true).init();
-    } else {
-        builder.init();
+fn main() -> std::process::ExitCode {
+    let Command::Run(args) = Cli::parse().command;
+    init_logs(args.logging_format, args.v);
+    match run(args) {
+        Ok(code) => code,
+        Err(e) => {
+            // One line an operator can read; the backtrace only when asked for.
+            if std::env::var_os("RUST_BACKTRACE").is_some_and(|v| v != "0") {
+                eprintln!("tidemark: {e:?}");
+            } else {
+                eprintln!("tidemark: {e:#}");
+            }
+            std::process::ExitCode::from(CONFIG_ERROR)
+        }
     }
 }
 
-fn main() -> anyhow::Result<()> {
-    let Command::Run(args) = Cli::parse().command;
-    init_logs(&args.log_format);
+fn run(args: RunArgs) -> anyhow::Result<std::process::ExitCode> {
+    for warning in args.warnings() {
+        tracing::warn!("{warning}");
+    }
     let gates = FeatureGates::parse(
         &args.feature_gates,
         &[
@@ -150,14 +50,14 @@ fn main() -> anyhow::Result<()> {
     )
     .context("--feature-gates")?;
     let mut manager = ManagerConfig {
-        controllers: args.controllers.clone(),
+        controllers: resolve_controllers(&args.controllers).context("--controllers")?,
         gates,
         qps: args.kube_api_qps,
         burst: args.kube_api_burst,
         node_monitor_grace_period: args.node_monitor_grace_period,
         ..ManagerConfig::default()
     };
-    if args.leader_elect.unwrap_or(!args.embedded) {
+    if args.leader_elect_on() {
         let mut le = LeaderElectionConfig::new(
             args.leader_elect_identity
                 .clone()
@@ -180,11 +80,15 @@ fn main() -> anyhow::Result<()> {
         }
         manager.shards = shards;
     }
-    let metrics_addr = match args.metrics_addr.as_str() {
-        "0" => None,
-        text => Some(
+    let metrics_addr = match (args.metrics_addr.as_deref(), args.embedded) {
+        (Some("0"), _) | (None, false) => None,
+        (None, true) => Some(std::net::SocketAddr::from(([127, 0, 0, 1], 9464))),
+        (Some(text), true) => Some(
             text.parse::<std::net::SocketAddr>()
                 .with_context(|| format!("--metrics-addr {text:?}"))?,
+        ),
+        (Some(text), false) => bail!(
+            "--metrics-addr {text} serves plain HTTP without authentication and is for --embedded only; against a cluster /metrics is on the secure port (--bind-address, --secure-port)"
         ),
     };
     if args.embedded {
@@ -193,7 +97,7 @@ fn main() -> anyhow::Result<()> {
             metrics_addr,
             replicasets: args.demo_replicasets,
             pod_watch_delay: Duration::from_millis(args.demo_pod_watch_delay_ms),
-            duration: Duration::from_secs(args.duration.unwrap_or(60)),
+            duration: args.duration.unwrap_or(Duration::from_secs(60)),
             ..DemoOptions::default()
         })?;
         println!("{}", summary.render());
@@ -201,12 +105,11 @@ fn main() -> anyhow::Result<()> {
             std::fs::write(path, serde_json::to_vec_pretty(&summary)?)
                 .with_context(|| format!("writing {}", path.display()))?;
         }
-        if summary.violations > 0 {
-            std::process::exit(1);
-        }
-        return Ok(());
+        return Ok(std::process::ExitCode::from(u8::from(
+            summary.violations > 0,
+        )));
     }
-    run_cluster(args, manager, metrics_addr)
+    run_cluster(args, manager)
 }
 
 /// Resolves on SIGTERM (how Kubernetes stops a Pod) or Ctrl-C.
@@ -228,52 +131,94 @@ async fn wait_for_stop_signal() {
     }
 }
 
-fn run_cluster(
-    args: RunArgs,
-    config: ManagerConfig,
-    metrics_addr: Option<std::net::SocketAddr>,
-) -> anyhow::Result<()> {
+/// A client from a kubeconfig path (or the flags' default source), on the I/O runtime.
+async fn client_from(
+    source: &ConfigSource,
+    identity: Option<&str>,
+    io: &tokio::runtime::Handle,
+) -> anyhow::Result<(kube::Client, String)> {
+    let config = load_config(source).await?;
+    let url = config.cluster_url.to_string();
+    Ok((build_client(config, identity, io)?, url))
+}
+
+fn secure_serving(args: &RunArgs) -> anyhow::Result<Option<SecureServing>> {
+    let Some(addr) = args.secure_serving_addr() else {
+        return Ok(None);
+    };
+    let cert = match (&args.tls_cert_file, &args.tls_private_key_file) {
+        (Some(c), Some(k)) => Some((c.clone(), k.clone())),
+        (None, None) => None,
+        _ => bail!("--tls-cert-file and --tls-private-key-file go together"),
+    };
+    Ok(Some(SecureServing {
+        addr,
+        cert,
+        client_ca: args.client_ca_file.clone(),
+        always_allow_paths: args.authorization_always_allow_paths.clone(),
+    }))
+}
+
+fn run_cluster(args: RunArgs, mut config: ManagerConfig) -> anyhow::Result<std::process::ExitCode> {
+    let serving = secure_serving(&args)?;
     let io = tidemark_actors::manager::io_runtime()?;
-    let client = io.block_on(async {
-        let kube_config = match &args.kubeconfig {
-            Some(path) => {
-                let kc = kube::config::Kubeconfig::read_from(path)?;
-                kube::Config::from_custom_kubeconfig(
-                    kc,
-                    &kube::config::KubeConfigOptions::default(),
-                )
-                .await?
-            }
-            None => kube::Config::infer().await?,
-        };
-        let identity = config
-            .leader_election
-            .as_ref()
-            .map(|le| le.elector.identity.as_str());
-        anyhow::Ok(kube::Client::try_from(with_user_agent(
-            kube_config,
-            identity,
-        ))?)
-    })?;
+    let identity = config
+        .leader_election
+        .as_ref()
+        .map(|le| le.elector.identity.clone());
+    let source = ConfigSource::Flags {
+        kubeconfig: args.kubeconfig.clone(),
+        master: args.master.clone(),
+    };
+    let (client, url) = io
+        .block_on(client_from(&source, identity.as_deref(), io.handle()))
+        .context("connecting to the API server")?;
+    // TokenReviews and SubjectAccessReviews go out as --authentication-kubeconfig's identity.
+    let auth_client = match args.effective_authentication_kubeconfig() {
+        Some(path) if Some(path) != args.kubeconfig.as_deref() => {
+            let source = ConfigSource::Flags {
+                kubeconfig: Some(path.to_path_buf()),
+                master: args.master.clone(),
+            };
+            io.block_on(client_from(&source, identity.as_deref(), io.handle()))
+                .context("--authentication-kubeconfig")?
+                .0
+        }
+        _ => client.clone(),
+    };
+    tracing::info!(server = %url, "API server");
+    config.api_server = url.clone();
     let system = actix::System::new();
     let handle = io.handle().clone();
-    system.block_on(async move {
+    let (stop_serving, serving_stopped) = tokio::sync::watch::channel(false);
+    let code = system.block_on(async move {
         let manager = Manager::start(&config, client, &handle)?;
-        if let Some(addr) = metrics_addr {
-            let bound = tidemark_actors::embedded::start_metrics(&handle, addr, &manager).await?;
-            tracing::info!(%bound, "serving /metrics, /healthz and /readyz");
+        if let Some(serving) = serving {
+            let state = tidemark_actors::metrics::MetricsState::new(manager.source());
+            let auth = std::sync::Arc::new(DelegatedAuth::new(auth_client));
+            let bound = handle
+                .spawn(async move { serve_secure(&serving, state, auth, serving_stopped).await })
+                .await
+                .context("secure serving")??;
+            tracing::info!(%bound, "serving /metrics, /healthz, /readyz and /livez over HTTPS");
         }
         let started = std::time::Instant::now();
         let stop = wait_for_stop_signal();
         match args.duration {
-            Some(secs) => {
+            Some(duration) => {
                 tokio::select! {
-                    _ = tokio::time::sleep(Duration::from_secs(secs)) => {}
+                    _ = tokio::time::sleep(duration) => {}
                     _ = stop => {}
                 }
             }
             None => stop.await,
         }
+        let never_synced: Vec<String> = manager
+            .informers()
+            .iter()
+            .filter(|(_, s)| !s.synced.load(std::sync::atomic::Ordering::Relaxed))
+            .map(|(r, _)| r.to_string())
+            .collect();
         let stats = manager.stats().await;
         let mut summary = summarize_cluster(
             &stats,
@@ -283,6 +228,7 @@ fn run_cluster(
         tracing::info!("stopping: no new work; waiting for the writes in flight");
         let source = manager.source();
         let report = manager.shutdown(args.shutdown_grace_period).await;
+        stop_serving.send_replace(true);
         if report.unanswered > 0 {
             tracing::warn!(
                 unanswered = report.unanswered,
@@ -306,8 +252,13 @@ fn run_cluster(
             std::fs::write(path, serde_json::to_vec_pretty(&summary)?)
                 .with_context(|| format!("writing {}", path.display()))?;
         }
-        anyhow::Ok(())
+        if !never_synced.is_empty() {
+            // Stopping having done nothing is a failure, not a success.
+            tracing::error!(server = %url, informers = ?never_synced, "stopped before these caches ever synced from the API server");
+            return anyhow::Ok(std::process::ExitCode::from(1));
+        }
+        anyhow::Ok(std::process::ExitCode::SUCCESS)
     })?;
     io.shutdown_timeout(Duration::from_secs(2));
-    Ok(())
+    Ok(code)
 }

@@ -78,3 +78,76 @@ fn a_malformed_feature_gate_is_a_clear_error() {
         "{stderr}"
     );
 }
+
+/// Runs `tidemark run` with `args` against nothing; returns the exit code and stderr.
+fn run_failing(args: &[&str], duration: &str) -> (i32, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_tidemark"))
+        .arg("run")
+        .args(args)
+        .args(["--secure-port", "0", "--duration", duration])
+        .env_remove("RUST_BACKTRACE")
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("tidemark runs");
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_configuration_error_exits_non_zero_with_one_clear_line() {
+    let (code, stderr) = run_failing(&["--kubeconfig", "/nonexistent/kubeconfig"], "1");
+    assert_eq!(code, 2, "{stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert!(
+        lines[0].starts_with("tidemark: ") && lines[0].contains("/nonexistent/kubeconfig"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("stack backtrace"), "{stderr}");
+}
+
+#[test]
+fn metrics_over_plain_http_are_refused_against_a_cluster() {
+    let (code, stderr) = run_failing(
+        &[
+            "--master",
+            "https://127.0.0.1:1",
+            "--metrics-addr",
+            "127.0.0.1:0",
+        ],
+        "1",
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--embedded only"), "{stderr}");
+}
+
+#[test]
+fn an_unreachable_api_server_is_retried_and_named_and_the_run_does_not_exit_zero() {
+    // Port 1 on loopback refuses connections.
+    let (code, stderr) = run_failing(
+        &[
+            "--master",
+            "https://127.0.0.1:1",
+            "--leader-elect=false",
+            "--controllers",
+            "replicaset",
+        ],
+        "3s",
+    );
+    assert_eq!(code, 1, "{stderr}");
+    let retries = stderr
+        .lines()
+        .filter(|l| l.contains("list failed; retrying"))
+        .count();
+    assert!(retries >= 2, "retried with backoff: {stderr}");
+    assert!(
+        stderr.contains("https://127.0.0.1:1"),
+        "the URL is in the log: {stderr}"
+    );
+    assert!(
+        stderr.contains("never synced") || stderr.contains("ever synced"),
+        "{stderr}"
+    );
+}
