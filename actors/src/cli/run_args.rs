@@ -138,10 +138,10 @@ pub struct RunArgs {
     /// Secure serving: the HTTPS port; 0 disables it.
     #[arg(long, default_value_t = 10257, help_heading = "Secure serving")]
     pub secure_port: u16,
-    /// Secure serving: the certificate (default: a self-signed one).
+    /// Secure serving: the PEM certificate.
     #[arg(long, help_heading = "Secure serving")]
     pub tls_cert_file: Option<PathBuf>,
-    /// Secure serving: the certificate's key.
+    /// Secure serving: the PEM certificate's key.
     #[arg(long, help_heading = "Secure serving")]
     pub tls_private_key_file: Option<PathBuf>,
     /// Authentication: client certificates this CA signed authenticate on the secure port

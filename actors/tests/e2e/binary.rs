@@ -151,3 +151,22 @@ fn an_unreachable_api_server_is_retried_and_named_and_the_run_does_not_exit_zero
         "{stderr}"
     );
 }
+
+#[test]
+fn a_controller_tidemark_does_not_run_is_refused_naming_those_it_runs() {
+    let out = Command::new(env!("CARGO_BIN_EXE_tidemark"))
+        .args([
+            "run",
+            "--embedded",
+            "--controllers=replicaset,deployment-controller",
+        ])
+        .output()
+        .expect("tidemark runs");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--controllers")
+            && stderr.contains("deployment-controller is a kube-controller-manager controller Tidemark does not run; Tidemark runs: replicaset"),
+        "{stderr}"
+    );
+}
