@@ -142,7 +142,7 @@ fn main() -> anyhow::Result<()> {
             rbac,
             service_account,
             reports,
-        } => return rbac_audit(rbac.as_deref(), &service_account, &reports),
+        } => return rbac_audit(rbac.as_deref(), service_account, reports),
         _ => {}
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
