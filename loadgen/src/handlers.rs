@@ -49,7 +49,7 @@ fn json_response(code: StatusCode, body: impl Into<Body>) -> Response {
     resp
 }
 
-fn value_response(code: StatusCode, v: &Value) -> Response {
+pub(crate) fn value_response(code: StatusCode, v: &Value) -> Response {
     json_response(code, serde_json::to_vec(v).unwrap_or_default())
 }
 

@@ -328,18 +328,20 @@ impl ApiServer {
         self.credentials.as_ref().map(|c| c.ca.cert_pem())
     }
 
+    fn ca(&self) -> Result<&tidemark_tls::CertificateAuthority, tidemark_tls::TlsError> {
+        self.credentials
+            .as_ref()
+            .map(|c| &c.ca)
+            .ok_or_else(|| tidemark_tls::TlsError::Parse("a plain-HTTP server has no CA".into()))
+    }
+
     /// A client certificate for `user` in `groups` (at most two), signed by the server's CA.
     pub fn issue_client_certificate(
         &self,
         user: &str,
         groups: &[String],
     ) -> Result<tidemark_tls::IssuedCertificate, tidemark_tls::TlsError> {
-        match &self.credentials {
-            Some(c) => c.ca.issue_client(user, groups),
-            None => Err(tidemark_tls::TlsError::Parse(
-                "a plain-HTTP server has no CA".into(),
-            )),
-        }
+        self.ca()?.issue_client(user, groups)
     }
 
     /// A serving certificate for `hosts`, signed by the server's CA (a cluster's CA signing
@@ -348,12 +350,7 @@ impl ApiServer {
         &self,
         hosts: &[String],
     ) -> Result<tidemark_tls::IssuedCertificate, tidemark_tls::TlsError> {
-        match &self.credentials {
-            Some(c) => c.ca.issue_server(hosts),
-            None => Err(tidemark_tls::TlsError::Parse(
-                "a plain-HTTP server has no CA".into(),
-            )),
-        }
+        self.ca()?.issue_server(hosts)
     }
 
     /// A bearer token for `user` (a static token, as `--token-auth-file` gives), valid for

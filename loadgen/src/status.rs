@@ -94,6 +94,9 @@ pub enum ApiError {
         /// Human-readable message.
         message: String,
     },
+    /// 401: no valid credentials (the message is only "Unauthorized", as upstream's).
+    #[error("Unauthorized")]
+    Unauthorized,
     /// 500: an internal failure.
     #[error("{message}")]
     Internal {
@@ -195,6 +198,7 @@ impl ApiError {
             ApiError::UnsupportedMediaType { .. } => 415,
             ApiError::RequestEntityTooLarge { .. } => 413,
             ApiError::Timeout { .. } => 504,
+            ApiError::Unauthorized => 401,
             ApiError::Internal { .. } => 500,
         }
     }
@@ -212,6 +216,7 @@ impl ApiError {
             ApiError::UnsupportedMediaType { .. } => "UnsupportedMediaType",
             ApiError::RequestEntityTooLarge { .. } => "RequestEntityTooLarge",
             ApiError::Timeout { .. } => "Timeout",
+            ApiError::Unauthorized => "Unauthorized",
             ApiError::Internal { .. } => "InternalError",
         }
     }

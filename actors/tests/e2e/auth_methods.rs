@@ -227,21 +227,31 @@ fn tls_server_name_is_the_name_the_certificate_must_carry() {
     });
 }
 
+/// A kubeconfig whose user reads its token from a file holding the first of two valid tokens:
+/// (the source, the file, the first token, the second).
+fn token_file_kubeconfig(
+    server: &ApiServer,
+    dir: &Path,
+) -> (ConfigSource, PathBuf, String, String) {
+    let first = server.issue_token(admin(), None);
+    let second = server.issue_token(admin(), None);
+    let file = dir.join("token");
+    write(&file, &first);
+    let ca = server.ca_pem().expect("https").to_string();
+    let source = yaml(
+        server,
+        KubeconfigTrust::CaData(ca),
+        KubeconfigUser::TokenFile(file.display().to_string()),
+    );
+    (source, file, first, second)
+}
+
 #[test]
 fn a_token_file_rotated_mid_run_is_picked_up_before_the_old_token_is_revoked() {
     with_runtime(|io| async move {
         let server = server(&io).await;
         let dir = work_dir("token-file");
-        let first = server.issue_token(admin(), None);
-        let second = server.issue_token(admin(), None);
-        let file = dir.join("token");
-        write(&file, &first);
-        let ca = server.ca_pem().expect("https").to_string();
-        let source = yaml(
-            &server,
-            KubeconfigTrust::CaData(ca),
-            KubeconfigUser::TokenFile(file.display().to_string()),
-        );
+        let (source, file, first, second) = token_file_kubeconfig(&server, &dir);
         let rotate = || async {
             write(&file, &second);
             // The kubelet rotates the file well before the old token expires; 3 s stands for
@@ -260,16 +270,7 @@ fn with_kube_rs_own_token_file_reload_a_token_revoked_after_rotation_stops_the_m
     with_runtime(|io| async move {
         let server = server(&io).await;
         let dir = work_dir("token-file-off");
-        let first = server.issue_token(admin(), None);
-        let second = server.issue_token(admin(), None);
-        let file = dir.join("token");
-        write(&file, &first);
-        let ca = server.ca_pem().expect("https").to_string();
-        let source = yaml(
-            &server,
-            KubeconfigTrust::CaData(ca),
-            KubeconfigUser::TokenFile(file.display().to_string()),
-        );
+        let (source, file, first, second) = token_file_kubeconfig(&server, &dir);
         let config = load_config(&source).await.expect("configuration loads");
         // The protection off: kube-rs' own tokenFile handling, which re-reads once a minute.
         let client = {

@@ -111,8 +111,7 @@ impl BenchDoor {
     fn generate() -> Result<Self, tidemark_tls::TlsError> {
         let ca = tidemark_tls::CertificateAuthority::generate("loadgen-bench-ca")?;
         let serving = ca.issue_server(&["127.0.0.1".into(), "localhost".into()])?;
-        let mut rng = fastrand::Rng::new();
-        let token = (0..4).map(|_| format!("{:016x}", rng.u64(..))).collect();
+        let token = crate::door::new_token();
         Ok(Self { ca, serving, token })
     }
 
@@ -138,12 +137,7 @@ async fn bearer_only(
     if given == Some(token.as_str()) {
         next.run(req).await
     } else {
-        (
-            StatusCode::UNAUTHORIZED,
-            [(header::CONTENT_TYPE, "application/json")],
-            r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}"#,
-        )
-            .into_response()
+        crate::handlers::error_response(&crate::status::ApiError::Unauthorized)
     }
 }
 

@@ -15,6 +15,7 @@ mod tokens;
 pub use credentials::ServerCredentials;
 pub use layer::layer;
 pub(crate) use reviews::{review, token_request};
+pub(crate) use tokens::new_token;
 pub use tokens::{TokenError, Tokens};
 
 use std::sync::Arc;

@@ -33,7 +33,8 @@ pub struct Tokens {
     by_token: RwLock<AHashMap<String, Entry>>,
 }
 
-fn new_token() -> String {
+/// A random bearer token, 64 hex digits.
+pub(crate) fn new_token() -> String {
     // Unguessable enough for a test server on loopback; never a credential anywhere else.
     let mut rng = fastrand::Rng::new();
     (0..4).map(|_| format!("{:016x}", rng.u64(..))).collect()
