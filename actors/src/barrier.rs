@@ -5,7 +5,7 @@
 
 use crate::paths::collection;
 use crate::rate_limit::TokenBucket;
-use crate::shard_actor::{BarrierDone, ShardActor};
+use crate::shard_actor::{BarrierDone, LiveReadDone, ShardActor};
 use actix::Addr;
 use kube::Client;
 use kube::api::ListParams;
@@ -16,7 +16,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tidemark_engine::{
-    BarrierId, BreakerChange, BreakerConfig, CircuitBreaker, Resource, ResourceVersion,
+    BarrierId, BreakerChange, BreakerConfig, CircuitBreaker, LiveReadId, ObjectKey, Resource,
+    ResourceVersion,
 };
 use tokio::sync::mpsc;
 
@@ -30,6 +31,24 @@ pub struct BarrierRequest {
     pub id: BarrierId,
     /// What to list.
     pub resource: Resource,
+}
+
+/// A shard's request for a live read of the objects a destructive decision rests on.
+#[derive(Clone, Debug)]
+pub struct LiveReadRequest {
+    /// Names the read.
+    pub id: LiveReadId,
+    /// What to read, in order.
+    pub objects: Vec<(Resource, ObjectKey)>,
+}
+
+/// What a shard's reader is asked to do.
+#[derive(Clone, Debug)]
+pub enum ReadRequest {
+    /// Learn the current revision.
+    Barrier(BarrierRequest),
+    /// Read each object's current version.
+    Objects(LiveReadRequest),
 }
 
 /// Counts of barrier reads, for metrics.
@@ -72,6 +91,39 @@ pub async fn read_revision(client: &Client, resource: Resource) -> Result<Resour
             list.metadata.resource_version
         )
     })
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ObjectMeta {
+    metadata: ListVersion,
+}
+
+/// Reads the current resourceVersion of one object with a GET; `None` when it does not exist.
+pub async fn read_object_version(
+    client: &Client,
+    resource: Resource,
+    key: &ObjectKey,
+) -> Result<Option<ResourceVersion>, String> {
+    let namespace = (!key.namespace().is_empty()).then(|| key.namespace());
+    let request = Request::new(collection(resource, namespace))
+        .get(key.name(), &kube::api::GetParams::default())
+        .map_err(|e| e.to_string())?;
+    let answer = tokio::time::timeout(BARRIER_TIMEOUT, client.request::<ObjectMeta>(request))
+        .await
+        .map_err(|_| format!("no answer within {BARRIER_TIMEOUT:?}"))?;
+    match answer {
+        Ok(object) => ResourceVersion::parse(&object.metadata.resource_version)
+            .map(Some)
+            .map_err(|e| {
+                format!(
+                    "{resource} {key}: resourceVersion {:?} is not comparable: {e}",
+                    object.metadata.resource_version
+                )
+            }),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(None),
+        Err(e) => Err(crate::errors::classify(&e).to_string()),
+    }
 }
 
 /// What every shard's barrier reader shares: the client, the rate limit, the counters and one
@@ -124,13 +176,40 @@ impl BarrierReads {
 
     /// One barrier read through the breaker of `resource`'s group.
     pub async fn read(&self, resource: Resource) -> Result<ResourceVersion, String> {
-        let group = resource.group();
+        self.guarded(resource.group(), read_revision(&self.client, resource))
+            .await
+    }
+
+    /// One live read of `objects` (in order), each through its group's breaker.
+    pub async fn read_objects(
+        &self,
+        objects: &[(Resource, ObjectKey)],
+    ) -> Result<Vec<Option<ResourceVersion>>, String> {
+        let mut versions = Vec::with_capacity(objects.len());
+        for (resource, key) in objects {
+            let version = self
+                .guarded(
+                    resource.group(),
+                    read_object_version(&self.client, *resource, key),
+                )
+                .await?;
+            versions.push(version);
+        }
+        Ok(versions)
+    }
+
+    /// Runs `read` under the breaker of `group` and the rate limit, and counts it.
+    async fn guarded<T>(
+        &self,
+        group: &'static str,
+        read: impl std::future::Future<Output = Result<T, String>>,
+    ) -> Result<T, String> {
         if let Err(open) = self.with_breaker(group, |b| b.try_acquire(Instant::now())) {
             self.counters.refused.fetch_add(1, Ordering::Relaxed);
             return Err(open.to_string());
         }
         self.limiter.acquire().await;
-        let result = read_revision(&self.client, resource).await;
+        let result = read.await;
         let change = self.with_breaker(group, |b| b.record(result.is_ok(), Instant::now()));
         match &result {
             Ok(_) => self.counters.ok.fetch_add(1, Ordering::Relaxed),
@@ -157,23 +236,37 @@ pub fn spawn_reader(
     reads: Arc<BarrierReads>,
     io: &tokio::runtime::Handle,
     shard: Addr<ShardActor>,
-) -> mpsc::UnboundedSender<BarrierRequest> {
-    let (tx, mut rx) = mpsc::unbounded_channel::<BarrierRequest>();
+) -> mpsc::UnboundedSender<ReadRequest> {
+    let (tx, mut rx) = mpsc::unbounded_channel::<ReadRequest>();
     io.spawn(async move {
         while let Some(request) = rx.recv().await {
-            let result = reads.read(request.resource).await;
-            match &result {
-                Ok(revision) => {
-                    tracing::debug!(resource = %request.resource, %revision, "barrier read")
+            match request {
+                ReadRequest::Barrier(request) => {
+                    let result = reads.read(request.resource).await;
+                    match &result {
+                        Ok(revision) => {
+                            tracing::debug!(resource = %request.resource, %revision, "barrier read")
+                        }
+                        Err(error) => {
+                            tracing::warn!(resource = %request.resource, %error, "barrier read failed")
+                        }
+                    }
+                    shard.do_send(BarrierDone {
+                        id: request.id,
+                        result,
+                    });
                 }
-                Err(error) => {
-                    tracing::warn!(resource = %request.resource, %error, "barrier read failed")
+                ReadRequest::Objects(request) => {
+                    let result = reads.read_objects(&request.objects).await;
+                    if let Err(error) = &result {
+                        tracing::warn!(%error, "live read failed");
+                    }
+                    shard.do_send(LiveReadDone {
+                        id: request.id,
+                        result,
+                    });
                 }
             }
-            shard.do_send(BarrierDone {
-                id: request.id,
-                result,
-            });
         }
     });
     tx

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 use tidemark_engine::{
-    Change, DaemonSetView, DecodeError, JobView, LeaseView, NodeView, Object, PodView,
+    Change, DaemonSetView, DecodeError, JobView, LeaseView, NodeView, Object, Placements, PodView,
     ReplicaSetView, Resource, ResourceVersion, ShardRouter, StatefulSetView,
 };
 use tokio::sync::mpsc;
@@ -134,6 +134,7 @@ pub struct Informer {
     client: Client,
     resource: Resource,
     router: ShardRouter,
+    placements: Placements,
     shards: Vec<Addr<ShardActor>>,
     state: Arc<InformerState>,
     probes: mpsc::UnboundedReceiver<ProbeRequest>,
@@ -158,6 +159,7 @@ impl Informer {
         Self {
             client,
             resource,
+            placements: Placements::new(&router),
             router,
             shards,
             state: Arc::default(),
@@ -247,6 +249,7 @@ impl Informer {
     async fn list(&mut self) -> Result<String, ListError> {
         let path = collection(self.resource, None);
         let mut per_shard: Vec<Vec<Object>> = vec![Vec::new(); self.shards.len()];
+        let mut placements = Placements::new(&self.router);
         let mut token: Option<String> = None;
         let seen = ResourceVersion::new(self.state.watermark.load(Ordering::Relaxed))
             .filter(|_| self.consistent_relists);
@@ -273,7 +276,9 @@ impl Informer {
                             slot.push(object.clone());
                         }
                     } else {
-                        per_shard[self.router.route(&object).0].push(object);
+                        let shard = self.router.route(&object);
+                        placements.listed(&object, shard);
+                        per_shard[shard.0].push(object);
                     }
                 }
             }
@@ -297,6 +302,7 @@ impl Informer {
             })
         });
         join_all(sends).await;
+        self.placements = placements;
         self.state.lists.fetch_add(1, Ordering::Relaxed);
         if let Some(v) = parsed {
             self.state.watermark.store(v.get(), Ordering::Relaxed);
@@ -425,10 +431,11 @@ impl Informer {
                             slot.push(change.clone());
                         }
                     } else {
-                        let shard = match &change {
-                            Change::Applied(o) | Change::Deleted(o) => self.router.route(o),
-                        };
-                        per_shard[shard.0].push(change);
+                        let placement = self.placements.place(&self.router, &change);
+                        if let (Some(left), Change::Applied(object)) = (placement.left, &change) {
+                            per_shard[left.0].push(Change::Departed(object.clone()));
+                        }
+                        per_shard[placement.shard.0].push(change);
                     }
                     self.state.events.fetch_add(1, Ordering::Relaxed);
                 }

@@ -232,9 +232,16 @@ impl LeaderElection {
                 self.state.leader.store(true, Ordering::Relaxed);
                 self.state.acquired.fetch_add(1, Ordering::Relaxed);
                 tracing::info!(identity = %self.config.elector.identity, revision = ?takeover_revision.map(|v| v.get()), "became leader");
+                // The previous leader's writes sent before its fence closed commit within their
+                // deadline or never; destructive work waits that long after the takeover.
+                let destructive_from = self
+                    .config
+                    .fencing
+                    .then(|| Instant::now() + self.config.elector.write_deadline());
                 for shard in &self.shards {
                     shard.do_send(Lead {
                         revision: takeover_revision,
+                        destructive_from,
                     });
                 }
             }

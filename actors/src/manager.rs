@@ -15,9 +15,9 @@ use kube::Client;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use tidemark_engine::{
-    BreakerConfig, ControllerSpec, ControllerStats, DaemonSetController, FeatureGates,
-    JobController, NodeLifecycleController, Reconciler, ReplicaSetController, Resource, Shard,
-    ShardId, ShardRouter, StatefulSetController,
+    BreakerConfig, ConsistencyMode, ControllerSpec, ControllerStats, DaemonSetController,
+    FeatureGates, JobController, NodeLifecycleController, Reconciler, ReplicaSetController,
+    Resource, Shard, ShardId, ShardRouter, StatefulSetController,
 };
 use tokio::sync::{mpsc, watch};
 
@@ -64,6 +64,9 @@ pub struct ManagerConfig {
     pub controllers: Vec<String>,
     /// Feature gates.
     pub gates: FeatureGates,
+    /// The protection of every controller whose gate is on (`--consistency-mode`); a
+    /// controller whose gate is off runs naive.
+    pub mode: ConsistencyMode,
     /// Client-side QPS (kube-controller-manager: 20).
     pub qps: f32,
     /// Client-side burst (kube-controller-manager: 30).
@@ -87,6 +90,7 @@ impl Default for ManagerConfig {
             shards: std::thread::available_parallelism().map_or(2, |n| n.get()),
             controllers: ONBOARDED.iter().map(|s| s.to_string()).collect(),
             gates: FeatureGates::default(),
+            mode: ConsistencyMode::Tidemark,
             qps: 20.0,
             burst: 30,
             consistent_relists: true,
@@ -308,11 +312,12 @@ impl Manager {
             let mut specs = Vec::new();
             for name in &config.controllers {
                 let reconciler = reconciler(name, config)?;
-                let consistency = config.gates.consistency_for(reconciler.gate_name());
-                specs.push(ControllerSpec {
-                    reconciler,
-                    consistency,
-                });
+                let mode = if config.gates.consistency_for(reconciler.gate_name()) {
+                    config.mode
+                } else {
+                    ConsistencyMode::Naive
+                };
+                specs.push(ControllerSpec { reconciler, mode });
             }
             let mut shard = Shard::new(ShardId(index), specs).with_router(router.clone());
             if config.leader_election.is_some() {
@@ -329,7 +334,13 @@ impl Manager {
             Some(le) if le.fencing => Fence::closed(),
             _ => Fence::open(),
         });
-        let pool = WriterPool::new(client.clone(), limiter.clone(), fence.clone(), io.clone());
+        let write_deadline = config
+            .leader_election
+            .as_ref()
+            .filter(|le| le.fencing)
+            .map(|le| le.elector.write_deadline());
+        let pool = WriterPool::new(client.clone(), limiter.clone(), fence.clone(), io.clone())
+            .with_deadline(write_deadline);
         let barrier_reads = Arc::new(BarrierReads::new(
             client.clone(),
             limiter.clone(),

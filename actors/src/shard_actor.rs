@@ -1,13 +1,13 @@
 //! One actix actor per shard: owns a [`Shard`], moves its messages, sends its writes to the
 //! writer and arms a timer for its next deadline. All decisions are the shard's.
 
-use crate::barrier::BarrierRequest;
+use crate::barrier::{BarrierRequest, LiveReadRequest, ReadRequest};
 use crate::events::{EventRecorder, Warning};
 use actix::{Actor, AsyncContext, Context, Handler, Message, MessageResult, SpawnHandle};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use tidemark_engine::{
-    BarrierId, Change, ControllerStats, Object, Output, Resource, ResourceVersion, Shard, WriteId,
-    WriteRequest, WriteResult,
+    BarrierId, Change, ControllerStats, LiveReadId, Object, Output, Resource, ResourceVersion,
+    Shard, WriteId, WriteRequest, WriteResult,
 };
 use tokio::sync::mpsc;
 
@@ -58,13 +58,26 @@ pub struct BarrierDone {
     pub result: Result<ResourceVersion, String>,
 }
 
+/// The answer to a live read.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct LiveReadDone {
+    /// Which read.
+    pub id: LiveReadId,
+    /// Each object's current version (`None`: not found), or why the read failed.
+    pub result: Result<Vec<Option<ResourceVersion>>, String>,
+}
+
 /// This process became leader at `revision` (its takeover write): reconcile again once the
-/// cache has reached it.
+/// cache has reached it, and carry out no destructive decision before `destructive_from`.
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct Lead {
     /// The takeover's resourceVersion.
     pub revision: Option<ResourceVersion>,
+    /// When the previous leader's writes can no longer commit (its write deadline after the
+    /// takeover); `None` when unknown to matter (no fencing).
+    pub destructive_from: Option<Instant>,
 }
 
 /// This process is no longer leader: keep the cache warm, reconcile nothing.
@@ -104,7 +117,7 @@ pub type ProbeRoutes = std::sync::Arc<Vec<mpsc::UnboundedSender<ProbeRequest>>>;
 pub struct ShardActor {
     shard: Shard,
     writes: Option<mpsc::UnboundedSender<WriteRequest>>,
-    barriers: Option<mpsc::UnboundedSender<BarrierRequest>>,
+    barriers: Option<mpsc::UnboundedSender<ReadRequest>>,
     events: Option<std::sync::Arc<EventRecorder>>,
     probes: ProbeRoutes,
     timer: Option<(Instant, SpawnHandle)>,
@@ -168,14 +181,32 @@ impl ShardActor {
                     }
                 }
                 Output::Barrier { id, resource } => {
-                    let sent = self
-                        .barriers
-                        .as_ref()
-                        .is_some_and(|b| b.send(BarrierRequest { id, resource }).is_ok());
+                    let sent = self.barriers.as_ref().is_some_and(|b| {
+                        b.send(ReadRequest::Barrier(BarrierRequest { id, resource }))
+                            .is_ok()
+                    });
                     if !sent {
                         ctx.notify(BarrierDone {
                             id,
                             result: Err("no barrier reader".into()),
+                        });
+                    }
+                }
+                Output::LiveRead {
+                    id,
+                    controller,
+                    key,
+                    objects,
+                } => {
+                    tracing::debug!(controller, %key, objects = objects.len(), "live read: the cache is known to lag");
+                    let sent = self.barriers.as_ref().is_some_and(|b| {
+                        b.send(ReadRequest::Objects(LiveReadRequest { id, objects }))
+                            .is_ok()
+                    });
+                    if !sent {
+                        ctx.notify(LiveReadDone {
+                            id,
+                            result: Err("no live reader".into()),
                         });
                     }
                 }
@@ -246,8 +277,8 @@ impl Actor for ShardActor {
 pub struct ConnectWriter {
     /// Where writes go.
     pub writes: mpsc::UnboundedSender<WriteRequest>,
-    /// Where barrier reads go.
-    pub barriers: mpsc::UnboundedSender<BarrierRequest>,
+    /// Where barrier and live reads go.
+    pub barriers: mpsc::UnboundedSender<ReadRequest>,
     /// Where Warning Events go.
     pub events: std::sync::Arc<EventRecorder>,
 }
@@ -270,10 +301,22 @@ impl Handler<BarrierDone> for ShardActor {
     }
 }
 
+impl Handler<LiveReadDone> for ShardActor {
+    type Result = ();
+    fn handle(&mut self, msg: LiveReadDone, ctx: &mut Self::Context) {
+        self.shard
+            .live_read_done(msg.id, msg.result, Instant::now());
+        self.pump(ctx);
+    }
+}
+
 impl Handler<Lead> for ShardActor {
     type Result = ();
     fn handle(&mut self, msg: Lead, ctx: &mut Self::Context) {
         tracing::info!(shard = self.shard.id().0, revision = ?msg.revision.map(|v| v.get()), "leading: reconciles resume once the cache reaches the takeover revision");
+        if let Some(at) = msg.destructive_from {
+            self.shard.hold_destructive_until(at);
+        }
         self.shard.lead(msg.revision, Instant::now());
         self.pump(ctx);
     }

@@ -13,6 +13,7 @@ use kube::core::Request;
 use serde::Deserialize;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 use tidemark_engine::{Action, ActionClass, WriteError, WriteErrorKind, WriteRequest, WriteResult};
 use tokio::sync::mpsc;
 
@@ -61,6 +62,7 @@ pub struct WriterPool {
     counters: Arc<WriteCounters>,
     fence: Arc<Fence>,
     io: tokio::runtime::Handle,
+    deadline: Option<Duration>,
 }
 
 impl WriterPool {
@@ -77,7 +79,15 @@ impl WriterPool {
             counters: Arc::default(),
             fence,
             io,
+            deadline: None,
         }
+    }
+
+    /// Every write carries `deadline` as its `timeout` and fails (outcome unknown) when no
+    /// answer comes within it: a leader's late write cannot commit after a successor took over.
+    pub fn with_deadline(mut self, deadline: Option<Duration>) -> Self {
+        self.deadline = deadline;
+        self
     }
 
     /// The counters.
@@ -115,7 +125,7 @@ impl WriterPool {
                         tracing::info!(controller = request.controller, key = %request.owner, verb = request.action.verb(), resource = %request.action.resource(), "destructive action");
                     }
                     pool.counters.sent.fetch_add(1, Ordering::Relaxed);
-                    let result = perform(&pool.client, &request.action).await;
+                    let result = perform(&pool.client, &request.action, pool.deadline).await;
                     pool.counters.finished.fetch_add(1, Ordering::Relaxed);
                     if matches!(result, WriteResult::Failed(_)) {
                         pool.counters.failed.fetch_add(1, Ordering::Relaxed);
@@ -140,8 +150,49 @@ fn invalid(message: String) -> WriteResult {
     })
 }
 
-/// Performs one write and classifies the answer.
-pub async fn perform(client: &Client, action: &Action) -> WriteResult {
+/// Performs one write and classifies the answer; with a `deadline`, the API server is asked to
+/// give up after it (`?timeout=`) and the client stops waiting shortly after.
+pub async fn perform(client: &Client, action: &Action, deadline: Option<Duration>) -> WriteResult {
+    let Some(deadline) = deadline else {
+        return perform_untimed(client, action, None).await;
+    };
+    let grace = Duration::from_millis(250);
+    match tokio::time::timeout(
+        deadline + grace,
+        perform_untimed(client, action, Some(deadline)),
+    )
+    .await
+    {
+        Ok(result) => result,
+        Err(_) => WriteResult::Failed(WriteError {
+            kind: WriteErrorKind::Transport,
+            message: format!("no answer within the write deadline of {deadline:?}"),
+        }),
+    }
+}
+
+/// Adds `timeout=<deadline>` to a request's query, as kube-apiserver reads it.
+fn with_server_timeout(
+    mut request: http::Request<Vec<u8>>,
+    deadline: Option<Duration>,
+) -> http::Request<Vec<u8>> {
+    let Some(deadline) = deadline else {
+        return request;
+    };
+    let millis = deadline.as_millis().max(1);
+    let uri = request.uri().to_string();
+    let separator = if uri.contains('?') { '&' } else { '?' };
+    if let Ok(uri) = format!("{uri}{separator}timeout={millis}ms").parse() {
+        *request.uri_mut() = uri;
+    }
+    request
+}
+
+async fn perform_untimed(
+    client: &Client,
+    action: &Action,
+    deadline: Option<Duration>,
+) -> WriteResult {
     match action {
         Action::Create {
             resource,
@@ -149,7 +200,7 @@ pub async fn perform(client: &Client, action: &Action) -> WriteResult {
             body,
         } => {
             let path = collection(*resource, Some(namespace));
-            send_object(client, body, |bytes| {
+            send_object(client, body, deadline, |bytes| {
                 Request::new(path).create(&PostParams::default(), bytes)
             })
             .await
@@ -160,7 +211,7 @@ pub async fn perform(client: &Client, action: &Action) -> WriteResult {
             body,
         } => {
             let path = collection(*resource, Some(key.namespace()));
-            send_object(client, body, |bytes| {
+            send_object(client, body, deadline, |bytes| {
                 Request::new(path).replace_subresource(
                     "status",
                     key.name(),
@@ -179,7 +230,10 @@ pub async fn perform(client: &Client, action: &Action) -> WriteResult {
             let request =
                 Request::new(path).patch(key.name(), &PatchParams::default(), &Patch::Merge(patch));
             match request {
-                Ok(r) => match client.request::<MetaOnly>(r).await {
+                Ok(r) => match client
+                    .request::<MetaOnly>(with_server_timeout(r, deadline))
+                    .await
+                {
                     Ok(meta) => WriteResult::Written {
                         resource_version: meta.metadata.resource_version,
                     },
@@ -202,7 +256,10 @@ pub async fn perform(client: &Client, action: &Action) -> WriteResult {
                 Ok(r) => r,
                 Err(e) => return invalid(e.to_string()),
             };
-            match client.request_text(request).await {
+            match client
+                .request_text(with_server_timeout(request, deadline))
+                .await
+            {
                 Ok(_) => WriteResult::Deleted,
                 Err(e) => WriteResult::Failed(classify(&e)),
             }
@@ -214,6 +271,7 @@ pub async fn perform(client: &Client, action: &Action) -> WriteResult {
 async fn send_object(
     client: &Client,
     body: &serde_json::Value,
+    deadline: Option<Duration>,
     build: impl FnOnce(Vec<u8>) -> Result<http::Request<Vec<u8>>, kube::core::request::Error>,
 ) -> WriteResult {
     let request = serde_json::to_vec(body)
@@ -223,7 +281,10 @@ async fn send_object(
         Ok(r) => r,
         Err(e) => return invalid(e),
     };
-    match client.request::<MetaOnly>(request).await {
+    match client
+        .request::<MetaOnly>(with_server_timeout(request, deadline))
+        .await
+    {
         Ok(meta) => WriteResult::Written {
             resource_version: meta.metadata.resource_version,
         },

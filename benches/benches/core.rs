@@ -58,7 +58,7 @@ fn route(c: &mut Criterion) {
         b.iter(|| {
             let mut sum = 0usize;
             for e in &events {
-                let (Change::Applied(o) | Change::Deleted(o)) = e;
+                let o = e.object();
                 sum += router.route(black_box(o)).0;
             }
             black_box(sum)
@@ -105,7 +105,7 @@ fn shard_apply_both_cores(c: &mut Criterion) {
     let router = ShardRouter::new(2);
     let mut per_shard: Vec<Vec<Change>> = vec![Vec::new(), Vec::new()];
     for e in pod_events(EVENTS, 200) {
-        let (Change::Applied(o) | Change::Deleted(o)) = &e;
+        let o = e.object();
         let s = router.route(o).0;
         per_shard[s].push(e);
     }
@@ -123,7 +123,7 @@ fn shard_apply_both_cores(c: &mut Criterion) {
                             ShardId(i),
                             vec![ControllerSpec {
                                 reconciler: Box::new(ReplicaSetController),
-                                consistency: true,
+                                mode: tidemark_engine::ConsistencyMode::from_gate(true),
                             }],
                         );
                         shard.replace(
@@ -204,7 +204,7 @@ fn shard_apply(c: &mut Criterion) {
                             ShardId(0),
                             vec![ControllerSpec {
                                 reconciler: Box::new(ReplicaSetController),
-                                consistency,
+                                mode: tidemark_engine::ConsistencyMode::from_gate(consistency),
                             }],
                         );
                         let now = Instant::now();
@@ -271,11 +271,11 @@ fn node_broadcast(c: &mut Criterion) {
             vec![
                 ControllerSpec {
                     reconciler: Box::new(tidemark_engine::DaemonSetController),
-                    consistency: true,
+                    mode: tidemark_engine::ConsistencyMode::from_gate(true),
                 },
                 ControllerSpec {
                     reconciler: Box::new(tidemark_engine::NodeLifecycleController::default()),
-                    consistency: true,
+                    mode: tidemark_engine::ConsistencyMode::from_gate(true),
                 },
             ],
         )

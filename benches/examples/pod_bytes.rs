@@ -45,7 +45,7 @@ fn main() {
         ShardId(0),
         vec![ControllerSpec {
             reconciler: Box::new(ReplicaSetController),
-            consistency: true,
+            mode: tidemark_engine::ConsistencyMode::from_gate(true),
         }],
     );
     shard.replace(

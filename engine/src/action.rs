@@ -100,6 +100,10 @@ pub struct Plan {
     /// The reconciler declares the plan destructive although its actions look ordinary (marking
     /// a Node NotReady is a status update).
     pub destructive: bool,
+    /// Objects other than the key's own that a destructive decision rests on (the Node whose
+    /// labels made a DaemonSet Pod unwanted). When a cache the controller reads is known to
+    /// lag, each is read live with the key's object before the decision is carried out.
+    pub rests_on: Vec<(Resource, ObjectKey)>,
 }
 
 impl Plan {

@@ -248,6 +248,24 @@ impl ShardCache {
         }
     }
 
+    /// The resourceVersion of the object of `resource` cached at `key`.
+    pub fn resource_version_of(
+        &self,
+        resource: Resource,
+        key: &ObjectKey,
+    ) -> Option<crate::rv::ResourceVersion> {
+        match resource {
+            Resource::Pods => self.pods.get(key).and_then(|p| p.resource_version),
+            Resource::ReplicaSets => self.replicasets.get(key).and_then(|r| r.resource_version),
+            Resource::Nodes => self.nodes.get(key).and_then(|n| n.resource_version),
+            Resource::Leases => self.leases.get(key).and_then(|l| l.resource_version),
+            Resource::StatefulSets => self.statefulsets.get(key).and_then(|s| s.resource_version),
+            Resource::Jobs => self.jobs.get(key).and_then(|j| j.resource_version),
+            Resource::DaemonSets => self.daemonsets.get(key).and_then(|d| d.resource_version),
+            Resource::PersistentVolumeClaims | Resource::ControllerRevisions => None,
+        }
+    }
+
     /// The UID of the object of `resource` cached at `key`.
     pub fn uid_of(&self, resource: Resource, key: &ObjectKey) -> Option<&Uid> {
         self.uid_at(resource, key).map(|(uid, _)| uid)

@@ -35,6 +35,14 @@ impl ElectorConfig {
         }
     }
 
+    /// How long one write of the leader may take, sent to the API server as the request's
+    /// `timeout` and enforced on the client: half the gap between the lease duration and the
+    /// renew deadline. A write sent before the fence closed (at the renew deadline) has then
+    /// committed or failed before a successor can take the expired Lease.
+    pub fn write_deadline(&self) -> Duration {
+        self.lease_duration.saturating_sub(self.renew_deadline) / 2
+    }
+
     /// Why these timings cannot keep two leaders apart, if they cannot.
     pub fn validate(&self) -> Result<(), String> {
         if self.identity.is_empty() {

@@ -24,6 +24,12 @@ pub enum ParkTarget {
     /// A barrier (a consistent read of the current revision) that proves the key's next
     /// destructive decision; woken by [`WorkQueue::wake`] when its answer comes.
     Barrier,
+    /// A live read of the objects a destructive decision rests on (its cache is known to lag);
+    /// woken by [`WorkQueue::wake`] when its answer comes.
+    LiveRead,
+    /// The creates and deletes of the key's last sync showing up in the cache (upstream's
+    /// `ControllerExpectations`); woken by [`WorkQueue::wake`] when they have.
+    Expectations,
 }
 
 /// How a reconcile ended.
@@ -222,7 +228,10 @@ impl WorkQueue {
                     .insert((*version, seq), key.clone());
                 Some((*version, seq))
             }
-            ParkTarget::Deletions | ParkTarget::Barrier => None,
+            ParkTarget::Deletions
+            | ParkTarget::Barrier
+            | ParkTarget::LiveRead
+            | ParkTarget::Expectations => None,
         };
         entry.state = State::Parked {
             target,

@@ -4,7 +4,11 @@
 
 use crate::action::{Action, Plan};
 use crate::cache::ShardCache;
+use crate::expectations::Expectations;
 use crate::key::{ObjectKey, Uid};
+use crate::lag::{KnownRevisions, LAG_THRESHOLD};
+use crate::live_read::{Expected, LiveReadId, LiveReads, Verdict, judge};
+use crate::mode::ConsistencyMode;
 use crate::object::Object;
 use crate::proof::{BarrierId, Barriers, Proofs};
 use crate::queue::{Fired, Outcome, ParkTarget, WorkQueue};
@@ -34,6 +38,18 @@ pub enum Change {
     Applied(Object),
     /// DELETED, with the object's last state.
     Deleted(Object),
+    /// The object now belongs to another shard (its controlling owner changed): this shard
+    /// drops its copy, and its old owner no longer counts it. Not a deletion.
+    Departed(Object),
+}
+
+impl Change {
+    /// The object the change carries.
+    pub fn object(&self) -> &Object {
+        match self {
+            Change::Applied(o) | Change::Deleted(o) | Change::Departed(o) => o,
+        }
+    }
 }
 
 /// Something the shard asks its runtime to do.
@@ -80,6 +96,19 @@ pub enum Output {
         /// What happened.
         message: String,
     },
+    /// A destructive decision read a cache known to lag: read these objects live (one GET
+    /// each) and answer with [`Shard::live_read_done`]; the decision is carried out only if
+    /// the cache holds their current versions.
+    LiveRead {
+        /// Names the read.
+        id: LiveReadId,
+        /// The controller.
+        controller: &'static str,
+        /// The key whose decision waits.
+        key: ObjectKey,
+        /// What to read: the key's primary object first, then what the decision rests on.
+        objects: Vec<(Resource, ObjectKey)>,
+    },
     /// A key has been skipped [`STARVING_AFTER_SKIPS`] times or more in a row.
     Starving {
         /// The controller.
@@ -95,12 +124,23 @@ pub enum Output {
 pub struct ControllerSpec {
     /// The logic.
     pub reconciler: Box<dyn Reconciler>,
-    /// Whether the freshness gate is on (`StaleControllerConsistency<Name>`).
-    pub consistency: bool,
+    /// The protection it runs with (`StaleControllerConsistency<Name>=false` is naive).
+    pub mode: ConsistencyMode,
+}
+
+impl ControllerSpec {
+    /// `reconciler` under `mode`.
+    pub fn new(reconciler: Box<dyn Reconciler>, mode: ConsistencyMode) -> Self {
+        Self { reconciler, mode }
+    }
 }
 
 struct PlanProgress {
     owner_uid: Option<Uid>,
+    /// The primary object's generation the plan was made for.
+    generation: Option<i64>,
+    /// Creates of the plan not yet sent (expectations are lowered by them if it stops early).
+    unsent_creates: i64,
     steps: VecDeque<Vec<Action>>,
     outstanding: usize,
     failed: bool,
@@ -111,7 +151,11 @@ struct PlanProgress {
 
 struct Controller {
     reconciler: Box<dyn Reconciler>,
-    consistency: bool,
+    mode: ConsistencyMode,
+    expectations: Expectations,
+    /// Keys whose last live read matched the cache: their next destructive decision may go
+    /// ahead once, lag or not.
+    verified: ahash::AHashSet<ObjectKey>,
     queue: WorkQueue,
     versions: VersionMap,
     plans: AHashMap<ObjectKey, PlanProgress>,
@@ -145,6 +189,12 @@ pub struct Shard {
     acked: PerResource<BTreeMap<(ResourceVersion, u64), (usize, Instant)>>,
     router: Option<crate::router::ShardRouter>,
     moved_at: PerResource<Option<Instant>>,
+    known: KnownRevisions,
+    lag_threshold: Duration,
+    live_reads: LiveReads,
+    /// Destructive work waits until then after a takeover: the previous leader's writes may
+    /// still commit until its write deadline has passed.
+    destructive_from: Option<Instant>,
 }
 
 impl Shard {
@@ -160,7 +210,9 @@ impl Shard {
                 .map(|spec| Controller {
                     stats: ControllerStats::new(spec.reconciler.name()),
                     reconciler: spec.reconciler,
-                    consistency: spec.consistency,
+                    mode: spec.mode,
+                    expectations: Expectations::default(),
+                    verified: ahash::AHashSet::new(),
                     queue: WorkQueue::default(),
                     versions: VersionMap::default(),
                     plans: AHashMap::new(),
@@ -178,7 +230,18 @@ impl Shard {
             acked: PerResource::default(),
             router: None,
             moved_at: PerResource::default(),
+            known: KnownRevisions::default(),
+            lag_threshold: LAG_THRESHOLD,
+            live_reads: LiveReads::default(),
+            destructive_from: None,
         }
+    }
+
+    /// How long a cache may trail what the process knows of the server before destructive
+    /// decisions that read it need a live read (default [`LAG_THRESHOLD`]).
+    pub fn with_lag_threshold(mut self, threshold: Duration) -> Self {
+        self.lag_threshold = threshold;
+        self
     }
 
     /// Reconciles only the keys `router` gives this shard: needed once broadcast resources
@@ -205,6 +268,24 @@ impl Shard {
                 }
             }
         }
+    }
+
+    /// No destructive decision is carried out before `at`: after a takeover, the previous
+    /// leader's writes already sent may commit until their deadline has passed.
+    pub fn hold_destructive_until(&mut self, at: Instant) {
+        self.destructive_from = Some(self.destructive_from.map_or(at, |t| t.max(at)));
+    }
+
+    /// The server has reached at least `revision` (learned elsewhere in the process, for
+    /// example by another shard's write): caches that trail it for long are known to lag.
+    pub fn observe_revision(&mut self, revision: ResourceVersion, now: Instant) {
+        self.known.learn(revision, now);
+    }
+
+    /// Whether the cache of `resource` is known to lag at `now`.
+    pub fn is_lagging(&self, resource: Resource, now: Instant) -> bool {
+        self.known
+            .lagging(*self.watermarks.get(resource), now, self.lag_threshold)
     }
 
     /// Leadership is lost: no reconcile starts (the cache stays warm), and no key stays proven,
@@ -265,15 +346,63 @@ impl Shard {
     /// was recorded for a deleted primary object.
     fn observe_gone(&mut self, object: &Object, removed: bool, now: Instant) {
         let resource = object.resource();
+        let owner = Self::controlling_key(object);
         for c in &mut self.controllers {
             if let Some((owner, 0)) = c.versions.observe_gone(object.uid()) {
                 c.queue.wake(&owner, now);
             }
+            if let Some(owner) = &owner
+                && c.expectations.deletion_observed(owner, object.uid())
+            {
+                c.queue.wake(owner, now);
+            }
             if removed && c.reconciler.primary() == resource {
                 c.versions.forget(object.key());
                 c.proofs.forget(object.key());
+                c.expectations.forget(object.key());
+                c.verified.remove(object.key());
                 c.queue.wake(object.key(), now);
             }
+        }
+    }
+
+    /// The key of an object's controlling owner (same namespace), if it has one.
+    fn controlling_key(object: &Object) -> Option<ObjectKey> {
+        object
+            .controller_ref()
+            .map(|owner| ObjectKey::new(object.key().namespace_arc().clone(), owner.name.clone()))
+    }
+
+    /// A new object showed up: its controlling owner's expected create is observed.
+    fn observe_created(&mut self, object: &Object, now: Instant) {
+        let Some(owner) = Self::controlling_key(object) else {
+            return;
+        };
+        for c in &mut self.controllers {
+            if c.reconciler.primary() != object.resource()
+                && c.expectations.creation_observed(&owner)
+            {
+                c.queue.wake(&owner, now);
+            }
+        }
+    }
+
+    /// The primary object at `key` is now `object` (`None`: gone). A plan made for another
+    /// spec or another object finishes the step in flight and starts no further one: the key
+    /// decides again on what is there now.
+    fn supersede_if_respecced(c: &mut Controller, key: &ObjectKey, object: Option<&Object>) {
+        if !c.mode.is_tidemark() {
+            return;
+        }
+        let Some(plan) = c.plans.get_mut(key) else {
+            return;
+        };
+        let same = object.is_some_and(|o| {
+            plan.owner_uid.as_ref().is_none_or(|uid| uid == o.uid())
+                && (o.generation().is_none() || o.generation() == plan.generation)
+        });
+        if !same {
+            plan.superseded = true;
         }
     }
 
@@ -286,15 +415,9 @@ impl Shard {
                     .cache
                     .uid_of(resource, object.key())
                     .is_some_and(|uid| uid != object.uid());
-                let respecced = object.generation().is_some()
-                    && self.cache.generation_of(resource, object.key()) != object.generation();
                 for c in &mut self.controllers {
                     if c.reconciler.primary() == resource {
-                        if respecced && let Some(plan) = c.plans.get_mut(object.key()) {
-                            // The spec the plan was made for is gone: finish the step in flight,
-                            // start no further one, and decide again on the new spec.
-                            plan.superseded = true;
-                        }
+                        Self::supersede_if_respecced(c, object.key(), Some(&object));
                         c.versions.forget_if_replaced(object.key(), object.uid());
                         if replaced {
                             c.proofs.forget(object.key());
@@ -303,6 +426,10 @@ impl Shard {
                 }
                 if object.is_terminating() {
                     self.observe_gone(&object, false, now);
+                }
+                let created = self.cache.uid_of(resource, object.key()).is_none();
+                if created {
+                    self.observe_created(&object, now);
                 }
                 self.enqueue_for(&object, now);
                 let previous = self.cache.apply(object.clone());
@@ -318,8 +445,19 @@ impl Shard {
                     self.enqueue_for(&previous, now);
                 }
             }
+            Change::Departed(object) => {
+                if let Some(previous) = self.cache.remove(object.resource(), object.key()) {
+                    self.observe_gone(&previous, false, now);
+                    self.enqueue_for(&previous, now);
+                }
+            }
             Change::Deleted(object) => {
                 let cached = self.cache.remove(object.resource(), object.key());
+                for c in &mut self.controllers {
+                    if c.reconciler.primary() == object.resource() {
+                        Self::supersede_if_respecced(c, object.key(), None);
+                    }
+                }
                 self.observe_gone(&object, true, now);
                 self.enqueue_for(&object, now);
                 if let Some(previous) = cached
@@ -343,6 +481,9 @@ impl Shard {
         now: Instant,
     ) {
         for object in &objects {
+            if self.cache.uid_of(resource, object.key()).is_none() {
+                self.observe_created(object, now);
+            }
             self.enqueue_for(object, now);
         }
         let terminating: Vec<Object> = objects
@@ -363,6 +504,28 @@ impl Shard {
             self.cache.observe_lease(key, now);
         }
         let removed = self.cache.replace(resource, objects);
+        for c in &mut self.controllers {
+            if c.reconciler.primary() != resource {
+                continue;
+            }
+            let keys: Vec<ObjectKey> = c.plans.keys().cloned().collect();
+            for key in keys {
+                let (uid, generation) = (
+                    self.cache.uid_of(resource, &key).cloned(),
+                    self.cache.generation_of(resource, &key),
+                );
+                if let Some(plan) = c.plans.get_mut(&key)
+                    && c.mode.is_tidemark()
+                    && (uid.is_none()
+                        || plan.owner_uid.is_some() && plan.owner_uid != uid
+                        || generation.is_some() && generation != plan.generation)
+                {
+                    // The relisted cache shows another spec (or no object): the plan's next
+                    // steps were made for a state that is gone.
+                    plan.superseded = true;
+                }
+            }
+        }
         for object in &removed {
             self.observe_gone(object, true, now);
             self.enqueue_for(object, now);
@@ -374,10 +537,24 @@ impl Shard {
         *self.watermarks.get_mut(resource) = version;
         *self.moved_at.get_mut(resource) = Some(now);
         if let Some(v) = version {
+            self.known.learn(v, now);
+            self.prune_known();
             self.observe_acked(resource, v, now);
             for c in &mut self.controllers {
                 c.queue.watermark(resource, v, now);
             }
+        }
+    }
+
+    /// Forgets known revisions every synced cache has reached.
+    fn prune_known(&mut self) {
+        let lowest = Resource::ALL
+            .iter()
+            .filter(|r| *self.synced.get(**r))
+            .map(|r| *self.watermarks.get(*r))
+            .min();
+        if let Some(Some(lowest)) = lowest {
+            self.known.prune(lowest);
         }
     }
 
@@ -407,6 +584,8 @@ impl Shard {
         }
         *slot = Some(version);
         *self.moved_at.get_mut(resource) = Some(now);
+        self.known.learn(version, now);
+        self.prune_known();
         self.observe_acked(resource, version, now);
         for c in &mut self.controllers {
             c.queue.watermark(resource, version, now);
@@ -423,6 +602,18 @@ impl Shard {
         result: Result<ResourceVersion, String>,
         now: Instant,
     ) {
+        let result = match result {
+            Ok(revision) => match self.known.highest() {
+                Some(highest) if revision < highest => Err(format!(
+                    "the read answered revision {revision}, older than the {highest} this process has already seen (a lagging replica?)"
+                )),
+                _ => {
+                    self.known.learn(revision, now);
+                    Ok(revision)
+                }
+            },
+            Err(why) => Err(why),
+        };
         let keys = self.barriers.finish(id);
         let mut counted: SmallVec<[usize; 4]> = SmallVec::new();
         for (index, key) in keys {
@@ -472,6 +663,12 @@ impl Shard {
         let Some(pending) = self.writes.remove(&id) else {
             return;
         };
+        if let WriteResult::Written { resource_version } = &result
+            && let Ok(v) = ResourceVersion::parse(resource_version)
+        {
+            // Any write's version is a revision the server has reached, whatever its resource.
+            self.known.learn(v, now);
+        }
         let Some(c) = self.controllers.get_mut(pending.controller) else {
             return;
         };
@@ -479,12 +676,9 @@ impl Shard {
             return;
         };
         match result {
-            WriteResult::Written { resource_version }
-                if !c.reconciler.reads().contains(&pending.resource) =>
-            {
+            WriteResult::Written { .. } if !c.reconciler.reads().contains(&pending.resource) => {
                 // A resource the controller never reads (a claim, a revision) has no watermark
                 // to wait for: nothing to record.
-                let _ = resource_version;
                 c.stats.writes += 1;
             }
             WriteResult::Written { resource_version } => {
@@ -505,7 +699,10 @@ impl Shard {
             }
             WriteResult::Deleted => {
                 c.stats.writes += 1;
+                // KEP-5647 as upstream implements it has no version for a delete: it tracks
+                // none (expectations cover deletes there).
                 if let Some((key, uid)) = pending.deleted
+                    && c.mode != ConsistencyMode::Upstream136
                     && self.cache.is_live(pending.resource, &key, &uid)
                 {
                     c.versions.record_delete(
@@ -518,7 +715,7 @@ impl Shard {
             }
             WriteResult::Failed(error) => {
                 c.stats.write_failures += 1;
-                if error.kind.outcome_unknown() && c.consistency {
+                if error.kind.outcome_unknown() && c.mode.is_tidemark() {
                     // The write may have landed where the cache cannot see it yet: the next
                     // decision of this key waits for a barrier, whatever it wants to do.
                     c.unknown_outcome.insert(pending.owner.clone());
@@ -531,6 +728,13 @@ impl Shard {
                     && pending.creates;
                 if !already_gone && !already_there {
                     plan.failed = true;
+                    // Upstream lowers the expectation of a write that failed: it will never
+                    // be observed.
+                    if pending.creates {
+                        c.expectations.creation_observed(&pending.owner);
+                    } else if let Some((_, uid)) = &pending.deleted {
+                        c.expectations.deletion_observed(&pending.owner, uid);
+                    }
                 }
             }
         }
@@ -567,6 +771,9 @@ impl Shard {
             plan.steps.pop_front()
         };
         let Some(step) = step else {
+            for _ in 0..plan.unsent_creates {
+                c.expectations.creation_observed(owner);
+            }
             let outcome = match (plan.failed, plan.requeue_after) {
                 (true, _) => Outcome::Failed,
                 (false, Some(after)) => Outcome::RequeueAfter(after),
@@ -582,6 +789,10 @@ impl Shard {
             return;
         };
         plan.outstanding = step.len();
+        plan.unsent_creates -= step
+            .iter()
+            .filter(|a| matches!(a, Action::Create { .. }))
+            .count() as i64;
         for action in step {
             *next_write += 1;
             let id = WriteId(*next_write);
@@ -661,6 +872,15 @@ impl Shard {
         }
         while let Some(popped) = c.queue.pop() {
             let key = popped.key;
+            if c.mode.expectations() && c.expectations.unmet(&key, now).is_some() {
+                // Upstream syncs such a key without managing its Pods; the observation that
+                // meets the expectations wakes it.
+                c.stats.expectation_skips += 1;
+                c.queue.park(&key, ParkTarget::Expectations, now);
+                continue;
+            }
+            // Every mode records its writes; only the gated modes act on what the check says,
+            // the others count the reconciles that ran on a stale cache.
             let freshness = c.versions.check(&key, &self.watermarks);
             let stale_target = match freshness {
                 Freshness::Fresh => None,
@@ -674,19 +894,25 @@ impl Shard {
                 }),
                 Freshness::AwaitingDeletes { .. } => Some(ParkTarget::Deletions),
             };
-            if let Some(target) = stale_target {
-                if c.consistency {
-                    tracing::debug!(controller = c.reconciler.name(), %key, target = ?target, watermarks = ?self.watermarks, "stale sync skip: parked until the cache has the key's own writes");
-                    c.stats.stale_sync_skips += 1;
-                    let resource = match &target {
-                        ParkTarget::Watermark { resource, .. } => *resource,
-                        ParkTarget::Deletions | ParkTarget::Barrier => Resource::Pods,
-                    };
-                    *c.stats.stale_sync_skips_by_resource.get_mut(resource) += 1;
-                    c.queue.park(&key, target, now);
-                    continue;
-                }
+            if stale_target.is_some() && !c.mode.tracks_writes() {
                 c.stats.stale_reconciles += 1;
+            } else if let Some(target) = stale_target {
+                let resource = match &target {
+                    ParkTarget::Watermark { resource, .. } => *resource,
+                    _ => Resource::Pods,
+                };
+                c.stats.stale_sync_skips += 1;
+                *c.stats.stale_sync_skips_by_resource.get_mut(resource) += 1;
+                if c.mode.is_tidemark() {
+                    tracing::debug!(controller = c.reconciler.name(), %key, target = ?target, watermarks = ?self.watermarks, "stale sync skip: parked until the cache has the key's own writes");
+                    c.queue.park(&key, target, now);
+                } else {
+                    // KEP-5647 as kube-controller-manager implements it: EnsureReady fails,
+                    // the sync returns the error, and the key is requeued rate-limited.
+                    c.queue.start(&key);
+                    c.queue.finish(&key, Outcome::Failed, now);
+                }
+                continue;
             }
             if c.unknown_outcome.contains(&key) {
                 c.stats.unknown_outcome_barriers += 1;
@@ -707,60 +933,188 @@ impl Shard {
                 .record_queue_latency(now.saturating_duration_since(popped.ready_since));
             c.queue.start(&key);
             c.stats.reconciles += 1;
-            match c.reconciler.reconcile(&key, &self.cache, ctx) {
+            let plan = match c.reconciler.reconcile(&key, &self.cache, ctx) {
                 Err(_) => {
                     c.stats.reconcile_errors += 1;
                     c.queue.finish(&key, Outcome::Failed, now);
+                    continue;
                 }
-                Ok(plan)
-                    if c.consistency
-                        && plan.is_destructive()
-                        && (!c.proofs.is_proven(&key)
-                            || c.reconciler.reads().iter().any(|r| {
-                                self.moved_at.get(*r).is_none_or(|at| {
-                                    now.saturating_duration_since(at) >= QUIET_WATERMARK
-                                })
-                            })) =>
-                {
+                Ok(plan) => plan,
+            };
+            let destructive = plan.is_destructive();
+            if destructive
+                && let Some(from) = self.destructive_from
+                && now < from
+            {
+                c.stats.destructive_held += 1;
+                tracing::debug!(controller = c.reconciler.name(), %key, "destructive plan held: the previous leader's writes may still commit");
+                c.queue.finish(&key, Outcome::RequeueAfter(from - now), now);
+                continue;
+            }
+            if c.mode.is_tidemark() && destructive {
+                let reads = c.reconciler.reads();
+                let unproven = !c.proofs.is_proven(&key)
+                    || reads.iter().any(|r| {
+                        self.moved_at
+                            .get(*r)
+                            .is_none_or(|at| now.saturating_duration_since(at) >= QUIET_WATERMARK)
+                    });
+                if unproven {
                     c.stats.destructive_held += 1;
                     tracing::debug!(controller = c.reconciler.name(), %key, "destructive plan held: key unproven since start or leadership, barrier requested");
                     c.queue.park(&key, ParkTarget::Barrier, now);
                     self.barriers.request(index, &key);
+                    continue;
                 }
-                Ok(Plan {
+                let lagging = reads.iter().any(|r| {
+                    self.known
+                        .lagging(*self.watermarks.get(*r), now, self.lag_threshold)
+                });
+                if lagging && !c.verified.remove(&key) {
+                    c.stats.destructive_held += 1;
+                    c.stats.lag_live_reads += 1;
+                    let primary = c.reconciler.primary();
+                    let expected: Vec<Expected> = std::iter::once((primary, key.clone()))
+                        .chain(plan.rests_on.iter().cloned())
+                        .map(|(resource, object)| Expected {
+                            cached: self.cache.resource_version_of(resource, &object),
+                            resource,
+                            key: object,
+                        })
+                        .collect();
+                    let objects = expected
+                        .iter()
+                        .map(|e| (e.resource, e.key.clone()))
+                        .collect();
+                    tracing::debug!(controller = c.reconciler.name(), %key, "destructive plan held: a cache it reads is known to lag, live read requested");
+                    c.queue.park(&key, ParkTarget::LiveRead, now);
+                    let id = self.live_reads.start(index, key.clone(), expected);
+                    self.outbox.push(Output::LiveRead {
+                        id,
+                        controller: c.reconciler.name(),
+                        key,
+                        objects,
+                    });
+                    continue;
+                }
+                c.verified.remove(&key);
+            }
+            let Plan {
+                steps,
+                requeue_after,
+                ..
+            } = plan;
+            if destructive && c.reconciler.proof_per_decision() {
+                // This decision used its proof; the next one needs a barrier of its own.
+                c.proofs.forget(&key);
+            }
+            let steps: VecDeque<Vec<Action>> =
+                steps.into_iter().filter(|s| !s.is_empty()).collect();
+            let primary = c.reconciler.primary();
+            let counted = |a: &Action| {
+                a.resource() != primary && c.reconciler.reads().contains(&a.resource())
+            };
+            let creates = steps
+                .iter()
+                .flatten()
+                .filter(|a| matches!(a, Action::Create { .. }) && counted(a))
+                .count() as i64;
+            if c.mode.expectations() {
+                let deletes = steps
+                    .iter()
+                    .flatten()
+                    .filter_map(|a| match a {
+                        Action::Delete { uid, .. } if counted(a) => Some(uid.clone()),
+                        _ => None,
+                    })
+                    .collect();
+                c.expectations.expect(&key, creates, deletes, now);
+            }
+            let owner_uid = self.cache.uid_of(primary, &key).cloned();
+            let generation = self.cache.generation_of(primary, &key);
+            c.plans.insert(
+                key.clone(),
+                PlanProgress {
+                    owner_uid,
+                    generation,
+                    unsent_creates: creates,
                     steps,
+                    outstanding: 0,
+                    failed: false,
+                    superseded: false,
                     requeue_after,
-                    destructive,
-                }) => {
-                    if destructive && c.reconciler.proof_per_decision() {
-                        // This decision used its proof; the next one needs a barrier of its own.
-                        c.proofs.forget(&key);
-                    }
-                    let steps: VecDeque<Vec<Action>> =
-                        steps.into_iter().filter(|s| !s.is_empty()).collect();
-                    let owner_uid = self.cache.uid_of(c.reconciler.primary(), &key).cloned();
-                    c.plans.insert(
-                        key.clone(),
-                        PlanProgress {
-                            owner_uid,
-                            steps,
-                            outstanding: 0,
-                            failed: false,
-                            superseded: false,
-                            requeue_after,
-                            started: now,
-                        },
-                    );
-                    Self::advance_plan(
-                        &mut self.writes,
-                        &mut self.next_write,
-                        &mut self.outbox,
-                        index,
-                        c,
-                        &key,
-                        now,
-                    );
+                    started: now,
+                },
+            );
+            Self::advance_plan(
+                &mut self.writes,
+                &mut self.next_write,
+                &mut self.outbox,
+                index,
+                c,
+                &key,
+                now,
+            );
+        }
+    }
+
+    /// The answer to [`Output::LiveRead`]: each object's current version (`None`: not found),
+    /// in the order asked, or why the read failed.
+    pub fn live_read_done(
+        &mut self,
+        id: LiveReadId,
+        result: Result<Vec<Option<ResourceVersion>>, String>,
+        now: Instant,
+    ) {
+        let Some(pending) = self.live_reads.finish(id) else {
+            return;
+        };
+        let Some(c) = self.controllers.get_mut(pending.controller) else {
+            return;
+        };
+        let key = pending.key;
+        let live = match result {
+            Ok(live) => live,
+            Err(why) => {
+                c.stats.live_reads_failed += 1;
+                tracing::warn!(controller = c.reconciler.name(), %key, error = %why, "live read failed: destructive work stays parked");
+                c.queue.fail_parked(&key, now);
+                let resource = c.reconciler.primary();
+                self.outbox.push(Output::Degraded {
+                    controller: c.reconciler.name(),
+                    uid: self.cache.uid_of(resource, &key).cloned(),
+                    key,
+                    resource,
+                    reason: "FreshnessUnproven",
+                    message: format!(
+                        "destructive changes paused: the cache lags and the live read that would prove this decision current failed: {why}"
+                    ),
+                });
+                return;
+            }
+        };
+        c.stats.live_reads_ok += 1;
+        if let Some(highest) = live.iter().flatten().max() {
+            self.known.learn(*highest, now);
+        }
+        match judge(&pending.expected, &live) {
+            Verdict::Current => {
+                tracing::debug!(controller = c.reconciler.name(), %key, "live read matches the cache: the decision goes ahead");
+                c.verified.insert(key.clone());
+                c.queue.wake(&key, now);
+            }
+            Verdict::Behind(targets) => {
+                tracing::debug!(controller = c.reconciler.name(), %key, ?targets, "live read found newer versions: decide again once the cache has them");
+                let owner_uid = self.cache.uid_of(c.reconciler.primary(), &key);
+                for (resource, version) in targets {
+                    c.versions
+                        .record_write(&key, owner_uid, resource, Ok(version));
                 }
+                c.queue.wake(&key, now);
+            }
+            Verdict::Differs => {
+                tracing::debug!(controller = c.reconciler.name(), %key, "live read found an object on one side only: barrier before deciding again");
+                self.barriers.request(pending.controller, &key);
             }
         }
     }

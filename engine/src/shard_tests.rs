@@ -1,5 +1,8 @@
 //! Unit tests of the shard: the gate, parking, deletions and atomic replace, driven by hand.
 
+#[path = "shard_staleness_tests.rs"]
+mod staleness;
+
 use super::*;
 use crate::controllers::replicaset::ReplicaSetController;
 use crate::object::test_support::{pod, replicaset_json};
@@ -11,7 +14,7 @@ fn shard(consistency: bool) -> Shard {
         ShardId(0),
         vec![ControllerSpec {
             reconciler: Box::new(ReplicaSetController),
-            consistency,
+            mode: crate::ConsistencyMode::from_gate(consistency),
         }],
     )
 }
@@ -360,7 +363,7 @@ fn a_stuck_watermark_asks_for_a_probe_and_reports_starvation() {
                 }
                 Output::Starving { .. } => starving += 1,
                 Output::Write(w) => panic!("no write while stale: {w:?}"),
-                Output::Barrier { .. } | Output::Degraded { .. } => {
+                Output::Barrier { .. } | Output::Degraded { .. } | Output::LiveRead { .. } => {
                     panic!("a scale-up needs no barrier")
                 }
             }
@@ -645,7 +648,7 @@ mod node_lifecycle {
                 reconciler: Box::new(NodeLifecycleController {
                     grace_period: Duration::from_secs(40),
                 }),
-                consistency,
+                mode: crate::ConsistencyMode::from_gate(consistency),
             }],
         )
     }

@@ -52,6 +52,12 @@ pub struct ControllerStats {
     pub destructive_held: u64,
     /// Reconciles that waited for a barrier because a write of the key had an unknown outcome.
     pub unknown_outcome_barriers: u64,
+    /// Destructive decisions that waited for a live read because a cache they read was known
+    /// to lag.
+    pub lag_live_reads: u64,
+    /// Syncs skipped because the key's expected creates or deletes were not yet observed
+    /// (the upstream baselines' `ControllerExpectations`).
+    pub expectation_skips: u64,
     /// Barrier reads answered, counted for each controller that had keys waiting on them.
     pub live_reads_ok: u64,
     /// Barrier reads that failed, likewise.
@@ -103,6 +109,8 @@ impl ControllerStats {
             work_duration_us: histogram(),
             destructive_held: 0,
             unknown_outcome_barriers: 0,
+            lag_live_reads: 0,
+            expectation_skips: 0,
             live_reads_ok: 0,
             live_reads_failed: 0,
             proven_keys: 0,
@@ -171,6 +179,8 @@ impl ControllerStats {
         let _ = self.work_duration_us.add(&other.work_duration_us);
         self.destructive_held += other.destructive_held;
         self.unknown_outcome_barriers += other.unknown_outcome_barriers;
+        self.lag_live_reads += other.lag_live_reads;
+        self.expectation_skips += other.expectation_skips;
         self.live_reads_ok += other.live_reads_ok;
         self.live_reads_failed += other.live_reads_failed;
         self.proven_keys += other.proven_keys;

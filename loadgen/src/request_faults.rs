@@ -190,6 +190,44 @@ fn status(code: u16, reason: &str, message: &str, retry_after: u64) -> Response 
     response
 }
 
+/// The request's `timeout` query parameter (a Go duration such as `4s`, `250ms` or `1m30s`,
+/// as kube-apiserver reads it); `None` when absent or unreadable.
+pub fn request_timeout(query: &str) -> Option<Duration> {
+    let value = query
+        .split('&')
+        .find_map(|pair| pair.strip_prefix("timeout="))?;
+    go_duration(value)
+}
+
+/// A Go duration of whole-number parts (`1h2m3s`, `250ms`, `10us`, `5ns`).
+fn go_duration(text: &str) -> Option<Duration> {
+    let mut total = Duration::ZERO;
+    let mut rest = text;
+    if rest.is_empty() {
+        return None;
+    }
+    while !rest.is_empty() {
+        let digits = rest.find(|c: char| !c.is_ascii_digit())?;
+        let number: u64 = rest[..digits].parse().ok()?;
+        rest = &rest[digits..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let part = match &rest[..unit_len] {
+            "h" => Duration::from_secs(number.checked_mul(3600)?),
+            "m" => Duration::from_secs(number.checked_mul(60)?),
+            "s" => Duration::from_secs(number),
+            "ms" => Duration::from_millis(number),
+            "us" | "µs" => Duration::from_micros(number),
+            "ns" => Duration::from_nanos(number),
+            _ => return None,
+        };
+        total = total.checked_add(part)?;
+        rest = &rest[unit_len..];
+    }
+    Some(total)
+}
+
 /// The middleware.
 pub async fn layer(State(faults): State<Arc<Faults>>, request: Request, next: Next) -> Response {
     let route = parse(request.uri().path());
@@ -199,6 +237,23 @@ pub async fn layer(State(faults): State<Arc<Faults>>, request: Request, next: Ne
         request.uri().query().unwrap_or(""),
     );
     let decision = faults.requests().decide(verb, resource_of(route.as_ref()));
+    let deadline = (verb != "watch")
+        .then(|| request_timeout(request.uri().query().unwrap_or("")))
+        .flatten();
+    if let Some(deadline) = deadline
+        && decision.latency >= deadline
+    {
+        // kube-apiserver's deadline filter: the storage call is cancelled before it commits,
+        // and the client hears 504.
+        tokio::time::sleep(deadline).await;
+        tracing::debug!(verb, ?deadline, "request timed out before it committed");
+        return status(
+            504,
+            "Timeout",
+            "Timeout: request did not complete within requested timeout - context deadline exceeded",
+            0,
+        );
+    }
     if !decision.latency.is_zero() {
         tokio::time::sleep(decision.latency).await;
     }
@@ -234,6 +289,20 @@ pub async fn layer(State(faults): State<Arc<Faults>>, request: Request, next: Ne
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_request_timeout_reads_as_a_go_duration() {
+        assert_eq!(
+            super::request_timeout("timeout=2500ms"),
+            Some(Duration::from_millis(2500))
+        );
+        assert_eq!(
+            super::request_timeout("a=b&timeout=1m30s"),
+            Some(Duration::from_secs(90))
+        );
+        assert_eq!(super::request_timeout("timeout=soon"), None);
+        assert_eq!(super::request_timeout("timeoutSeconds=5"), None);
+    }
+
     use super::*;
 
     #[test]

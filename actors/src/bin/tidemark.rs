@@ -52,6 +52,7 @@ fn run(args: RunArgs) -> anyhow::Result<std::process::ExitCode> {
     let mut manager = ManagerConfig {
         controllers: resolve_controllers(&args.controllers).context("--controllers")?,
         gates,
+        mode: args.consistency_mode,
         qps: args.kube_api_qps,
         burst: args.kube_api_burst,
         node_monitor_grace_period: args.node_monitor_grace_period,

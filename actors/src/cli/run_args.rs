@@ -38,6 +38,13 @@ pub struct RunArgs {
     /// Feature gates, e.g. StaleControllerConsistency=false or AllBeta=false (Go booleans).
     #[arg(long, default_value = "")]
     pub feature_gates: String,
+    /// The stale-cache protection of every controller whose gate is on: tidemark (the
+    /// default), or a baseline to compare with: upstream-1.36 (KEP-5647 as
+    /// kube-controller-manager implements it: expectations, written versions checked, stale
+    /// keys requeued rate-limited), upstream-1.35 (ControllerExpectations only) or naive (none).
+    /// A controller whose StaleControllerConsistency gate is off runs naive.
+    #[arg(long, default_value = "tidemark", value_parser = parse_mode)]
+    pub consistency_mode: tidemark_engine::ConsistencyMode,
     /// Client-side QPS to the API server.
     #[arg(long, default_value_t = 20.0)]
     pub kube_api_qps: f32,
@@ -216,4 +223,9 @@ impl RunArgs {
         }
         warnings
     }
+}
+
+fn parse_mode(text: &str) -> Result<tidemark_engine::ConsistencyMode, String> {
+    text.parse()
+        .map_err(|e: tidemark_engine::UnknownMode| e.to_string())
 }

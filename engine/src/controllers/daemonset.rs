@@ -148,16 +148,24 @@ impl Reconciler for DaemonSetController {
                 }
             }
         }
+        let mut rests_on = Vec::new();
         for (node, pods) in &by_node {
             if ds.terminating || !eligible.contains(node) {
                 deletes.extend(pods.iter().map(|p| delete(p)));
+                if !ds.terminating {
+                    // The Node's labels (or its absence) are what make these Pods unwanted.
+                    rests_on.push((Resource::Nodes, ObjectKey::new("", *node)));
+                }
             }
         }
         let budget = ds
             .max_unavailable(eligible.len())
             .saturating_sub(unavailable);
         deletes.extend(outdated.iter().take(budget).map(|p| delete(p)));
-        let mut plan = Plan::default();
+        let mut plan = Plan {
+            rests_on,
+            ..Plan::default()
+        };
         plan.push_slow_start(creates);
         plan.steps.push(deletes);
         let scheduled = eligible.iter().filter(|n| by_node.contains_key(*n)).count();

@@ -48,7 +48,7 @@ pub fn tidemark(seed: &Seed, shards: usize, gate: bool) -> anyhow::Result<f64> {
                     ShardId(index),
                     vec![ControllerSpec {
                         reconciler: Box::new(noop.clone()),
-                        consistency: gate,
+                        mode: tidemark_engine::ConsistencyMode::from_gate(gate),
                     }],
                 );
                 let ctx = |now| tidemark_engine::Context { now, unix_secs: 0 };

@@ -1,0 +1,352 @@
+//! Staleness beyond a key's own writes: relists that cancel running plans, lag-triggered live
+//! reads, barriers older than what was seen, the takeover hold, ghosts of moved objects, and the
+//! upstream baselines' expectations and requeues.
+
+use super::*;
+use crate::ConsistencyMode;
+use crate::object::test_support::pod_owned_by;
+
+fn shard_in(mode: ConsistencyMode) -> Shard {
+    Shard::new(
+        ShardId(0),
+        vec![ControllerSpec::new(Box::new(ReplicaSetController), mode)],
+    )
+}
+
+fn listed_in(
+    mode: ConsistencyMode,
+    rs: &ReplicaSetView,
+    pods: Vec<PodView>,
+    now: Instant,
+) -> Shard {
+    let mut s = shard_in(mode);
+    s.replace(
+        Resource::ReplicaSets,
+        vec![Object::ReplicaSet(rs.clone())],
+        Some(rv(10)),
+        now,
+    );
+    s.replace(
+        Resource::Pods,
+        pods.into_iter().map(Object::Pod).collect(),
+        Some(rv(10)),
+        now,
+    );
+    s
+}
+
+fn with_generation(mut rs: ReplicaSetView, generation: i64) -> ReplicaSetView {
+    rs.generation = generation;
+    rs
+}
+
+fn live_read(out: &[Output]) -> Option<(crate::LiveReadId, Vec<(Resource, ObjectKey)>)> {
+    out.iter().find_map(|o| match o {
+        Output::LiveRead { id, objects, .. } => Some((*id, objects.clone())),
+        _ => None,
+    })
+}
+
+fn deletes(ws: &[WriteRequest]) -> usize {
+    ws.iter()
+        .filter(|w| matches!(w.action, Action::Delete { .. }))
+        .count()
+}
+
+#[test]
+fn a_relist_showing_a_new_spec_cancels_the_rest_of_a_running_plan() {
+    let rs = replicaset_json("ns", "web", 16, 10);
+    let now = Instant::now();
+    let mut s = listed_in(ConsistencyMode::Tidemark, &rs, vec![], now);
+    let first = writes(&mut s, now);
+    assert_eq!(creates(&first), 1, "slow start sends one create first");
+    // The watch broke (410): the relist shows the ReplicaSet scaled down to 1.
+    let scaled = with_generation(replicaset_json("ns", "web", 1, 30), 2);
+    s.replace(
+        Resource::ReplicaSets,
+        vec![Object::ReplicaSet(scaled)],
+        Some(rv(30)),
+        now,
+    );
+    s.write_done(first[0].id, written(31), now);
+    let next = writes(&mut s, now);
+    assert_eq!(
+        creates(&next),
+        0,
+        "no further slow-start batch after the relist: {next:?}"
+    );
+}
+
+#[test]
+fn a_relist_with_the_same_spec_lets_the_plan_go_on() {
+    let rs = replicaset_json("ns", "web", 4, 10);
+    let now = Instant::now();
+    let mut s = listed_in(ConsistencyMode::Tidemark, &rs, vec![], now);
+    let first = writes(&mut s, now);
+    s.replace(
+        Resource::ReplicaSets,
+        vec![Object::ReplicaSet(replicaset_json("ns", "web", 4, 30))],
+        Some(rv(30)),
+        now,
+    );
+    s.write_done(first[0].id, written(31), now);
+    assert_eq!(creates(&writes(&mut s, now)), 2, "the next batch of two");
+}
+
+#[test]
+fn a_deleted_owner_cancels_the_rest_of_its_plan() {
+    let rs = replicaset_json("ns", "web", 8, 10);
+    let now = Instant::now();
+    let mut s = listed_in(ConsistencyMode::Tidemark, &rs, vec![], now);
+    let first = writes(&mut s, now);
+    s.apply(Change::Deleted(Object::ReplicaSet(rs)), now);
+    s.write_done(first[0].id, written(31), now);
+    assert_eq!(creates(&writes(&mut s, now)), 0);
+}
+
+/// A proven shard whose ReplicaSet wants one Pod fewer, with the Pod cache fresh and the
+/// ReplicaSet cache trailing a revision the process learned `lag` ago.
+fn proven_with_lagging_replicasets(lag: Duration) -> (Shard, Instant, PodView) {
+    let rs = replicaset_json("ns", "web", 1, 10);
+    let extra = pod(&rs, "extra", 5, true);
+    let t0 = Instant::now();
+    let mut s = listed_in(
+        ConsistencyMode::Tidemark,
+        &rs,
+        vec![pod(&rs, "keep", 4, true), extra.clone()],
+        t0,
+    );
+    let ws = writes_after_barrier(&mut s, t0, 10);
+    assert_eq!(deletes(&ws), 1, "the proving decision deletes");
+    let mut next = 10;
+    complete(&mut s, ws, &mut next, t0);
+    s.apply(Change::Deleted(Object::Pod(extra.clone())), t0);
+    s.advance(Resource::Pods, rv(20), t0);
+    s.advance(Resource::ReplicaSets, rv(20), t0);
+    // A second extra Pod, and the Pod watch running ahead while the ReplicaSet watch stalls.
+    let again = pod(&rs, "again", 40, true);
+    s.apply(Change::Applied(Object::Pod(again.clone())), t0);
+    s.advance(Resource::Pods, rv(40), t0);
+    let now = t0 + lag;
+    s.advance(Resource::Pods, rv(41), now);
+    (s, now, again)
+}
+
+#[test]
+fn a_destructive_decision_on_a_lagging_cache_waits_for_a_live_read() {
+    let (mut s, now, _) = proven_with_lagging_replicasets(LAG_THRESHOLD);
+    assert!(s.is_lagging(Resource::ReplicaSets, now));
+    let out = outputs(&mut s, now);
+    assert!(
+        out.iter().all(|o| !matches!(o, Output::Write(_))),
+        "no delete on a lagging cache: {out:?}"
+    );
+    let (id, objects) = live_read(&out).expect("a live read of the ReplicaSet");
+    assert_eq!(
+        objects,
+        vec![(Resource::ReplicaSets, ObjectKey::new("ns", "web"))]
+    );
+    // The server still has the version the cache holds: the decision is current.
+    s.live_read_done(id, Ok(vec![Some(rv(10))]), now);
+    assert_eq!(deletes(&writes(&mut s, now)), 1);
+}
+
+#[test]
+fn a_live_read_that_finds_a_newer_owner_parks_the_key_until_the_cache_has_it() {
+    let (mut s, now, _) = proven_with_lagging_replicasets(LAG_THRESHOLD);
+    let (id, _) = live_read(&outputs(&mut s, now)).expect("a live read");
+    // The owner was scaled up again at 45; the stalled watch has not shown it.
+    s.live_read_done(id, Ok(vec![Some(rv(45))]), now);
+    assert!(
+        writes(&mut s, now).is_empty(),
+        "parked until the cache reaches 45"
+    );
+    let scaled_up = with_generation(replicaset_json("ns", "web", 3, 45), 2);
+    s.apply(Change::Applied(Object::ReplicaSet(scaled_up)), now);
+    s.advance(Resource::ReplicaSets, rv(45), now);
+    let ws = writes(&mut s, now);
+    assert_eq!(deletes(&ws), 0, "the scale-up that followed wins: {ws:?}");
+}
+
+#[test]
+fn a_cache_behind_only_for_a_moment_needs_no_live_read() {
+    let (mut s, now, _) =
+        proven_with_lagging_replicasets(LAG_THRESHOLD - Duration::from_millis(500));
+    let out = outputs(&mut s, now);
+    assert!(live_read(&out).is_none(), "{out:?}");
+    assert_eq!(
+        out.iter()
+            .filter(|o| matches!(o, Output::Write(w) if matches!(w.action, Action::Delete { .. })))
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn the_baselines_delete_on_a_lagging_cache_without_asking() {
+    let rs = replicaset_json("ns", "web", 1, 10);
+    let t0 = Instant::now();
+    let mut s = listed_in(
+        ConsistencyMode::Upstream136,
+        &rs,
+        vec![pod(&rs, "keep", 4, true), pod(&rs, "extra", 5, true)],
+        t0,
+    );
+    s.advance(Resource::Pods, rv(41), t0);
+    let later = t0 + Duration::from_secs(10);
+    s.advance(Resource::Pods, rv(42), later);
+    let out = outputs(&mut s, later);
+    assert!(live_read(&out).is_none() && barrier(&out).is_none());
+    assert_eq!(deletes(&writes_from(out)), 1);
+}
+
+fn writes_from(out: Vec<Output>) -> Vec<WriteRequest> {
+    out.into_iter()
+        .filter_map(|o| match o {
+            Output::Write(w) => Some(w),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_barrier_answered_from_the_past_proves_nothing() {
+    let rs = replicaset_json("ns", "web", 0, 10);
+    let now = Instant::now();
+    let mut s = listed_in(
+        ConsistencyMode::Tidemark,
+        &rs,
+        vec![pod(&rs, "extra", 5, true)],
+        now,
+    );
+    s.advance(Resource::Pods, rv(50), now);
+    let out = outputs(&mut s, now);
+    let id = barrier(&out).expect("an unproven key asks for a barrier");
+    // A lagging replica answers with a revision older than the Pod watch already showed.
+    s.barrier_done(id, Ok(rv(30)), now);
+    assert_eq!(s.stats(now)[0].live_reads_failed, 1);
+    assert_eq!(s.stats(now)[0].proven_keys, 0);
+    assert!(writes(&mut s, now).is_empty());
+}
+
+#[test]
+fn after_a_takeover_destructive_work_waits_out_the_previous_leaders_deadline() {
+    let rs = replicaset_json("ns", "web", 0, 10);
+    let now = Instant::now();
+    let mut s = listed_in(
+        ConsistencyMode::Tidemark,
+        &rs,
+        vec![pod(&rs, "extra", 5, true)],
+        now,
+    );
+    s.hold_destructive_until(now + Duration::from_secs(3));
+    let out = outputs(&mut s, now);
+    assert!(out.iter().all(|o| !matches!(o, Output::Write(_))));
+    assert_eq!(s.next_deadline(), Some(now + Duration::from_secs(3)));
+    let later = now + Duration::from_secs(3);
+    let ws = writes_after_barrier(&mut s, later, 10);
+    assert_eq!(deletes(&ws), 1);
+}
+
+#[test]
+fn a_pod_that_departs_to_another_shard_no_longer_counts_for_its_old_owner() {
+    let rs = replicaset_json("ns", "web", 2, 10);
+    let now = Instant::now();
+    let adopted = pod(&rs, "adopted", 5, true);
+    let mut s = listed_in(
+        ConsistencyMode::Tidemark,
+        &rs,
+        vec![pod(&rs, "stays", 4, true), adopted.clone()],
+        now,
+    );
+    let status = writes(&mut s, now);
+    assert_eq!(
+        creates(&status) + deletes(&status),
+        0,
+        "two of two: {status:?}"
+    );
+    let mut next = 10;
+    complete(&mut s, status, &mut next, now);
+    touch(&mut s, "web", 2, 20, now);
+    let other = replicaset_json("ns", "other", 1, 10);
+    s.apply(
+        Change::Departed(Object::Pod(pod_owned_by(&other, "adopted"))),
+        now,
+    );
+    s.advance(Resource::Pods, rv(21), now);
+    assert_eq!(s.cache().len(Resource::Pods), 1, "the ghost is gone");
+    assert_eq!(
+        creates(&writes(&mut s, now)),
+        1,
+        "the old owner replaces it"
+    );
+}
+
+#[test]
+fn expectations_hold_a_second_create_until_the_first_is_observed() {
+    let rs = replicaset_json("ns", "web", 1, 10);
+    let now = Instant::now();
+    let mut s = listed_in(ConsistencyMode::Upstream135, &rs, vec![], now);
+    let first = writes(&mut s, now);
+    assert_eq!(creates(&first), 1);
+    let mut next = 10;
+    complete(&mut s, first, &mut next, now);
+    // The status write came back and the key syncs again before the Pod watch shows the Pod.
+    touch(&mut s, "web", 1, 30, now);
+    assert_eq!(
+        creates(&writes(&mut s, now)),
+        0,
+        "the create is still expected"
+    );
+    assert_eq!(s.stats(now)[0].expectation_skips, 1);
+    s.apply(
+        Change::Applied(Object::Pod(pod(&rs, "web-a", 11, true))),
+        now,
+    );
+    s.advance(Resource::Pods, rv(31), now);
+    assert_eq!(creates(&writes(&mut s, now)), 0, "observed: one of one");
+}
+
+#[test]
+fn naive_creates_twice_where_expectations_wait() {
+    let rs = replicaset_json("ns", "web", 1, 10);
+    let now = Instant::now();
+    let mut s = listed_in(ConsistencyMode::Naive, &rs, vec![], now);
+    let first = writes(&mut s, now);
+    let mut next = 10;
+    complete(&mut s, first, &mut next, now);
+    touch(&mut s, "web", 1, 30, now);
+    assert_eq!(
+        creates(&writes(&mut s, now)),
+        1,
+        "the cache shows no Pod yet"
+    );
+}
+
+#[test]
+fn upstream_136_requeues_a_stale_key_with_backoff_instead_of_parking_it() {
+    let rs = replicaset_json("ns", "web", 1, 10);
+    let now = Instant::now();
+    let mut s = listed_in(ConsistencyMode::Upstream136, &rs, vec![], now);
+    let first = writes(&mut s, now);
+    let mut next = 10;
+    complete(&mut s, first, &mut next, now);
+    // The create (11) is observed, the status write (12) is not yet.
+    s.apply(
+        Change::Applied(Object::Pod(pod(&rs, "web-a", 11, true))),
+        now,
+    );
+    s.advance(Resource::Pods, rv(11), now);
+    s.apply(
+        Change::Applied(Object::Pod(pod(&rs, "web-b", 11, true))),
+        now,
+    );
+    assert!(writes(&mut s, now).is_empty());
+    let stats = &s.stats(now)[0];
+    assert_eq!(stats.stale_sync_skips, 1);
+    assert_eq!(
+        stats.parked, 0,
+        "not parked: waiting out a rate-limited retry"
+    );
+    assert!(s.next_deadline().is_some());
+}
