@@ -131,3 +131,50 @@ async fn a_lagging_replica_serves_old_lists_unless_asked_not_older_than() {
         .set_lagging_replica(Resource::Pods, Duration::ZERO);
     server.shutdown().await;
 }
+
+/// A create sent with `?timeout=` (as the manager's writer sends every write).
+async fn create_with_timeout(
+    client: &kube::Client,
+    name: &str,
+    timeout: &str,
+) -> Result<k8s_openapi::api::core::v1::Pod, kube::Error> {
+    let body = serde_json::to_vec(&pod(name)).expect("a Pod serialises");
+    let mut request = kube::core::Request::new("/api/v1/namespaces/ns/pods")
+        .create(&PostParams::default(), body)
+        .expect("request");
+    let uri = format!("{}&timeout={timeout}", request.uri());
+    *request.uri_mut() = uri.parse().expect("uri");
+    client.request(request).await
+}
+
+#[tokio::test]
+async fn a_write_slower_than_its_timeout_is_refused_and_never_commits() {
+    let server = tidemark_loadgen::start(quiet_config())
+        .await
+        .expect("server");
+    let client = client_without_retries(&server).await.expect("client");
+    server.faults().requests().add_latency(LatencyRule {
+        matching: Match {
+            verb: Some("create".into()),
+            resource: Some("pods".into()),
+        },
+        millis: 400,
+    });
+    let err = create_with_timeout(&client, "late", "100ms")
+        .await
+        .expect_err("past its deadline");
+    assert_eq!(api_code(err), (504, "Timeout".to_string()));
+    create_with_timeout(&client, "in-time", "2s")
+        .await
+        .expect("within its deadline");
+    let names: Vec<String> = pods(&client, "ns")
+        .list(&Default::default())
+        .await
+        .expect("list")
+        .items
+        .into_iter()
+        .filter_map(|p| p.metadata.name)
+        .collect();
+    assert_eq!(names, vec!["in-time".to_string()], "the late create never committed");
+    server.shutdown().await;
+}
