@@ -51,6 +51,7 @@
 
 pub mod admin;
 pub mod bench;
+pub mod campaign;
 pub mod deletion;
 pub mod discovery;
 pub mod door;

@@ -67,6 +67,11 @@ enum Command {
         #[arg(long)]
         tidemark: Option<PathBuf>,
     },
+    /// The fault campaign: every controller under every fault class (or the CI sample), over
+    /// seeds, gate on and off, each run a `loadgen stress`; prints the table and exits 1 unless
+    /// gate on had no violation and converged everywhere and gate off was caught in every
+    /// stale-state class.
+    Campaign(tidemark_loadgen::campaign::cli::CampaignArgs),
     /// Measure Tidemark beside kube-rs (runs `loadgen-bench bench` with these arguments:
     /// `--pods N [--replicasets M] [--profile ci|full] [--peer kube-rs|none] --json OUT`).
     #[command(disable_help_flag = true)]
@@ -294,6 +299,14 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 .await
                 .context("waiting for Ctrl-C")?;
             server.shutdown().await;
+            Ok(())
+        }
+        Command::Campaign(args) => {
+            let command = std::env::args().collect::<Vec<_>>().join(" ");
+            let verdict = tidemark_loadgen::campaign::cli::run(&args, &command)?;
+            if !verdict.holds() {
+                anyhow::bail!("campaign verdict: {verdict:?}");
+            }
             Ok(())
         }
         Command::Stress {
