@@ -1,6 +1,7 @@
-//! Live reads: a destructive decision made on a cache known to lag is carried out only if one GET
-//! of each object it rests on finds the version the cache holds. The read is taken after the
-//! decision, so a match proves the decision's inputs are current to within the read's round trip.
+//! Live reads: a destructive decision made on a cache known to lag is carried out only if one
+//! consistent read of each object it rests on finds the version the cache holds. The read is
+//! taken after the decision, so a match proves the decision's inputs are current to within the
+//! read's round trip.
 
 use crate::key::ObjectKey;
 use crate::resource::Resource;

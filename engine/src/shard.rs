@@ -96,8 +96,8 @@ pub enum Output {
         /// What happened.
         message: String,
     },
-    /// A destructive decision read a cache known to lag: read these objects live (one GET
-    /// each) and answer with [`Shard::live_read_done`]; the decision is carried out only if
+    /// A destructive decision read a cache known to lag: read these objects live (one
+    /// consistent read each) and answer with [`Shard::live_read_done`]; the decision is carried out only if
     /// the cache holds their current versions.
     LiveRead {
         /// Names the read.

@@ -9,7 +9,7 @@ use std::sync::Arc;
 /// Which cells to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Sample {
-    /// Each fault class once, on a rotating controller (what CI runs).
+    /// Each fault class once and every controller at least once (what CI runs).
     Ci,
     /// Every controller under every fault class.
     Full,

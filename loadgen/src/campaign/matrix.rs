@@ -131,8 +131,9 @@ impl FaultClass {
     fn faults(self, watched: &str, t: f64) -> Vec<Table> {
         let at = |share: f64| (t * share * 10.0).round() / 10.0;
         match self {
-            FaultClass::WatchDelay => vec![fault("watch-delay", Some(watched), 0.0, Some(t))
-                .with("millis", 2000)],
+            FaultClass::WatchDelay => {
+                vec![fault("watch-delay", Some(watched), 0.0, Some(t)).with("millis", 2000)]
+            }
             FaultClass::TimeTravel => vec![
                 fault("expire-watches", Some(watched), at(0.25), None).with("count", 1),
                 fault("lagging-replica", Some(watched), at(0.25), Some(at(0.75)))
@@ -148,9 +149,9 @@ impl FaultClass {
                 fault("drop-watches", None, at(0.2), None),
                 fault("drop-watches", None, at(0.4), None),
             ],
-            FaultClass::LostResponses => vec![
-                fault("lose-write-responses", None, 0.0, Some(t)).with_f("fraction", 0.2),
-            ],
+            FaultClass::LostResponses => {
+                vec![fault("lose-write-responses", None, 0.0, Some(t)).with_f("fraction", 0.2)]
+            }
             FaultClass::ServerErrors => vec![
                 fault("api-errors", None, at(0.1), Some(at(0.6)))
                     .with("code", 503)

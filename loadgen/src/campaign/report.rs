@@ -70,7 +70,9 @@ impl Verdict {
 
 /// Judges `results`.
 pub fn verdict(results: &[RunResult]) -> Verdict {
-    let on = results.iter().filter(|r| r.gate == "on" && r.error.is_none());
+    let on = results
+        .iter()
+        .filter(|r| r.gate == "on" && r.error.is_none());
     let on_violating = on.clone().filter(|r| r.violation_count() > 0).count();
     let on_unconverged = on.filter(|r| !r.converged).count();
     let off_uncaught_classes = FaultClass::ALL
@@ -191,10 +193,16 @@ pub fn heat_map(results: &[RunResult], path: &Path) -> Result<(), HeatMapError> 
     };
     for (p, gate) in ["on", "off"].iter().enumerate() {
         let x0 = left + p as i32 * panel;
-        text(&format!("gate {gate}: violations (runs caught/runs)"), x0, 10, 14)
-            .map_err(|e| fail(&e))?;
+        text(
+            &format!("gate {gate}: violations (runs caught/runs)"),
+            x0,
+            10,
+            14,
+        )
+        .map_err(|e| fail(&e))?;
         for (c, controller) in Controller::ALL.iter().enumerate() {
-            text(controller.name(), x0 + c as i32 * cell_w + 4, top - 18, 11).map_err(|e| fail(&e))?;
+            text(controller.name(), x0 + c as i32 * cell_w + 4, top - 18, 11)
+                .map_err(|e| fail(&e))?;
         }
         for (k, class) in FaultClass::ALL.iter().enumerate() {
             let y = top + k as i32 * cell_h;
@@ -293,7 +301,10 @@ mod tests {
             ],
             "loadgen campaign",
         );
-        assert!(md.contains("| replicaset | watch-delay | 0 (0/1) | 1/1 | 7 (1/1) |"), "{md}");
+        assert!(
+            md.contains("| replicaset | watch-delay | 0 (0/1) | 1/1 | 7 (1/1) |"),
+            "{md}"
+        );
     }
 
     #[test]

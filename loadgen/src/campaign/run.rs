@@ -167,14 +167,21 @@ pub fn plan(cells: &[Arc<Cell>], seeds: &[u64], gates: &[&'static str]) -> Vec<P
     plan
 }
 
-/// The CI sample: each fault class once, on a controller that rotates with the class, gate on
-/// and off, seed 1.
+/// The CI sample: each fault class once, on a controller whose naive run that class catches,
+/// and every controller at least once (node lifecycle under its own lagging Lease watch).
 pub fn ci_sample() -> Vec<(Controller, FaultClass)> {
-    FaultClass::ALL
-        .iter()
-        .enumerate()
-        .map(|(i, class)| (Controller::ALL[i % Controller::ALL.len()], *class))
-        .collect()
+    vec![
+        (Controller::ReplicaSet, FaultClass::WatchDelay),
+        (Controller::StatefulSet, FaultClass::TimeTravel),
+        (Controller::DaemonSet, FaultClass::Stall),
+        (Controller::Job, FaultClass::Drop),
+        (Controller::ReplicaSet, FaultClass::GoneStorm),
+        (Controller::ReplicaSet, FaultClass::LostResponses),
+        (Controller::StatefulSet, FaultClass::ServerErrors),
+        (Controller::ReplicaSet, FaultClass::RestartMidWrite),
+        (Controller::Job, FaultClass::LeaderPause),
+        (Controller::NodeLifecycle, FaultClass::WatchDelay),
+    ]
 }
 
 /// Where a campaign writes its scenario files, reports and logs.
@@ -205,9 +212,11 @@ mod tests {
     }
 
     #[test]
-    fn the_ci_sample_covers_every_class_once_and_every_controller() {
+    fn the_ci_sample_covers_every_class_and_every_controller() {
         let sample = ci_sample();
-        assert_eq!(sample.len(), FaultClass::ALL.len());
+        for class in FaultClass::ALL {
+            assert!(sample.iter().any(|(_, c)| *c == class), "{class}");
+        }
         for controller in Controller::ALL {
             assert!(sample.iter().any(|(c, _)| *c == controller));
         }

@@ -175,6 +175,10 @@ async fn a_write_slower_than_its_timeout_is_refused_and_never_commits() {
         .into_iter()
         .filter_map(|p| p.metadata.name)
         .collect();
-    assert_eq!(names, vec!["in-time".to_string()], "the late create never committed");
+    assert_eq!(
+        names,
+        vec!["in-time".to_string()],
+        "the late create never committed"
+    );
     server.shutdown().await;
 }
