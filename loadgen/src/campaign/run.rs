@@ -172,7 +172,7 @@ pub fn plan(cells: &[Arc<Cell>], seeds: &[u64], gates: &[&'static str]) -> Vec<P
 pub fn ci_sample() -> Vec<(Controller, FaultClass)> {
     vec![
         (Controller::ReplicaSet, FaultClass::WatchDelay),
-        (Controller::StatefulSet, FaultClass::TimeTravel),
+        (Controller::ReplicaSet, FaultClass::TimeTravel),
         (Controller::DaemonSet, FaultClass::Stall),
         (Controller::Job, FaultClass::Drop),
         (Controller::ReplicaSet, FaultClass::GoneStorm),
