@@ -104,7 +104,9 @@ mod tests {
 
     #[test]
     fn an_unknown_name_is_refused_with_the_known_ones() {
-        let err = "upstream".parse::<ConsistencyMode>().unwrap_err();
+        let err = "upstream"
+            .parse::<ConsistencyMode>()
+            .expect_err("not a mode");
         assert!(err.to_string().contains("upstream-1.36"), "{err}");
     }
 
