@@ -1,23 +1,39 @@
 //! The informer of one resource: a consistent paged list, then a watch with bookmarks, routed to
 //! the shards. After each batch every shard gets the batch's progress marker (its watermark);
-//! on `410 Gone`, a malformed event or a stuck watch, an atomic relist.
+//! on `410 Gone`, a malformed event, a stuck watch or a restarted shard, an atomic relist.
+//!
+//! Every request is bounded: relists back off as client-go's reflector does ([`backoff`]), list
+//! pages, watches and probes take a token of the informers' rate limit, list pages have the
+//! client's read deadline, a watch that sends nothing (not even a bookmark) for
+//! [`InformerLimits::watch_idle`] is renewed, and a watch line is at most
+//! [`InformerLimits::watch_line`] bytes ([`lines`]). Pages are split into objects before they
+//! are decoded ([`page`]): one bad object is counted and skipped, the others are cached. No
+//! response body reaches a log line.
 
+pub mod backoff;
+mod decode;
+pub mod lines;
+pub mod page;
+
+pub use decode::{decode, describe};
+
+use crate::client::response::{ResponseError, fetch, json_error_site, read_at_most, status_error};
 use crate::paths::collection;
+use crate::rate_limit::TokenBucket;
 use crate::shard_actor::{Batch, ProbeRequest, Replace, ShardActor};
 use actix::Addr;
-use futures::{StreamExt, future::join_all};
+use backoff::ReflectorBackoff;
+use futures::future::join_all;
 use kube::Client;
 use kube::api::{ListParams, VersionMatch, WatchEvent, WatchParams};
-use kube::core::{ObjectList, Request};
+use kube::core::Request;
+use lines::{LineError, LineReader};
 use serde_json::value::RawValue;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
-use tidemark_engine::{
-    Change, DaemonSetView, DecodeError, JobView, LeaseView, NodeView, Object, PodView,
-    ReplicaSetView, Resource, ResourceVersion, ShardRouter, StatefulSetView,
-};
-use tokio::sync::mpsc;
+use tidemark_engine::{Change, Object, Resource, ResourceVersion, ShardRouter};
+use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 /// List page size, as kube-rs' watcher defaults it.
@@ -28,51 +44,38 @@ pub const WATCH_TIMEOUT_SECS: u32 = 290;
 pub const MAX_BATCH: usize = 1024;
 /// A watch silent this long while the server is ahead of the watermark is restarted.
 pub const STALLED_AFTER: Duration = Duration::from_secs(30);
+/// How long the body of a failed watch request may take to arrive.
+const ERROR_BODY_TIMEOUT: Duration = Duration::from_secs(10);
+/// The largest error body (a Status) read.
+const ERROR_BODY_LIMIT: usize = 1 << 20;
+/// The largest probe answer read (a list of one object).
+const PROBE_BODY_LIMIT: usize = 16 << 20;
+/// A watch that ends sooner than this without a single line is not a watch: client-go's
+/// reflector calls it a "very short watch" and relists after its backoff.
+const VERY_SHORT_WATCH: Duration = Duration::from_secs(1);
 
-/// Decodes one object of `resource` from its JSON. The flag is true when it had to be read
-/// leniently (a field of the wrong type).
-pub fn decode(resource: Resource, raw: &RawValue) -> Result<(Object, bool), DecodeError> {
-    let bytes = raw.get().as_bytes();
-    match resource {
-        Resource::Pods => PodView::decode(bytes).map(|(p, lenient)| (Object::Pod(p), lenient)),
-        Resource::ReplicaSets => {
-            ReplicaSetView::from_json(bytes).map(|r| (Object::ReplicaSet(r), false))
-        }
-        Resource::Nodes => NodeView::from_json(bytes).map(|n| (Object::Node(n), false)),
-        Resource::Leases => LeaseView::from_json(bytes).map(|l| (Object::Lease(l), false)),
-        Resource::StatefulSets => {
-            StatefulSetView::from_json(bytes).map(|s| (Object::StatefulSet(s), false))
-        }
-        Resource::Jobs => JobView::from_json(bytes).map(|j| (Object::Job(j), false)),
-        Resource::DaemonSets => {
-            DaemonSetView::from_json(bytes).map(|d| (Object::DaemonSet(d), false))
-        }
-        Resource::PersistentVolumeClaims | Resource::ControllerRevisions => Err(
-            DecodeError::Malformed(format!("{resource} are written, never cached")),
-        ),
-    }
+/// The bounds of the informers' watches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InformerLimits {
+    /// The longest watch line (one event) read: past it the stream is dropped and the informer
+    /// relists. kube-apiserver refuses request bodies over 3 MiB and etcd values over 1.5 MiB,
+    /// so an event over 16 MiB is not one.
+    pub watch_line: usize,
+    /// The largest list page read: 500 objects at etcd's 1.5 MiB limit take less in JSON.
+    pub list_page: usize,
+    /// A watch that sends nothing for this long is renewed. kube-apiserver sends a watch that
+    /// asked for bookmarks one about every minute, so this is twice that.
+    pub watch_idle: Duration,
 }
 
-/// The namespace/name of an object that could not be decoded, for the error log.
-fn describe(raw: &RawValue) -> String {
-    #[derive(serde::Deserialize)]
-    struct Meta {
-        #[serde(default)]
-        metadata: serde_json::Map<String, serde_json::Value>,
+impl Default for InformerLimits {
+    fn default() -> Self {
+        Self {
+            watch_line: 16 << 20,
+            list_page: 1 << 30,
+            watch_idle: Duration::from_secs(120),
+        }
     }
-    serde_json::from_str::<Meta>(raw.get()).map_or_else(
-        |_| "<unreadable>".to_string(),
-        |m| {
-            let get = |k: &str| {
-                m.metadata
-                    .get(k)
-                    .and_then(|v| v.as_str())
-                    .unwrap_or("?")
-                    .to_string()
-            };
-            format!("{}/{}", get("namespace"), get("name"))
-        },
-    )
 }
 
 /// What an informer reports about itself.
@@ -86,7 +89,8 @@ pub struct InformerState {
     pub lists: AtomicU64,
     /// Events delivered.
     pub events: AtomicU64,
-    /// Objects that could not be decoded (skipped in a list; a relist in a watch).
+    /// Objects that could not be decoded (skipped in a list; a relist in a watch), and watch
+    /// lines that were not events.
     pub malformed: AtomicU64,
     /// Objects read leniently because a field had the wrong type.
     pub lenient: AtomicU64,
@@ -104,7 +108,13 @@ pub struct InformerState {
 pub enum ListError {
     /// The request failed.
     #[error(transparent)]
-    Api(#[from] kube::Error),
+    Request(#[from] ResponseError),
+    /// The request could not be built.
+    #[error("building the list request: {0}")]
+    Build(#[from] kube::core::request::Error),
+    /// The page is not a list.
+    #[error(transparent)]
+    Page(#[from] page::PageError),
     /// The server answered with a list older than what this informer has already seen.
     #[error(
         "list at {listed} is older than the {seen} already seen: refusing to move the cache back in time"
@@ -119,14 +129,21 @@ pub enum ListError {
 
 /// Why a watch ended.
 enum WatchEnd {
-    /// Server closed it (timeout): renew from the last version.
+    /// Server closed it (timeout), or it went idle: renew from the last version.
     Renew,
-    /// The version is gone, a malformed event arrived, or the watch stalled: relist.
-    Relist(&'static str),
+    /// The version is gone, a malformed event arrived, or the watch stalled: relist, after the
+    /// reflector's backoff unless a shard asked for it.
+    Relist { why: &'static str, backoff: bool },
     /// A transient failure: back off, then renew.
-    Failed(kube::Error),
+    Failed(String),
     /// The manager stops.
     Shutdown,
+}
+
+impl WatchEnd {
+    fn relist(why: &'static str) -> Self {
+        Self::Relist { why, backoff: true }
+    }
 }
 
 /// One resource's list/watch loop.
@@ -140,6 +157,13 @@ pub struct Informer {
     consistent_relists: bool,
     /// The API server's URL, for logs and `/readyz`.
     server: Arc<str>,
+    limiter: Arc<TokenBucket>,
+    limits: InformerLimits,
+    backoff: ReflectorBackoff,
+    /// Bumped when a restarted shard needs its slice again.
+    resync: Option<watch::Receiver<u64>>,
+    /// The resync request the current list answers.
+    epoch: u64,
 }
 
 fn version_of(text: Option<&str>) -> Option<ResourceVersion> {
@@ -164,6 +188,11 @@ impl Informer {
             probes,
             consistent_relists: true,
             server: Arc::from("the API server"),
+            limiter: Arc::new(TokenBucket::new(0.0, 1)),
+            limits: InformerLimits::default(),
+            backoff: ReflectorBackoff::client_go(),
+            resync: None,
+            epoch: 0,
         }
     }
 
@@ -180,35 +209,63 @@ impl Informer {
         self
     }
 
+    /// Takes a token of `limiter` before every list page, watch and probe (default: none).
+    pub fn with_rate_limit(mut self, limiter: Arc<TokenBucket>) -> Self {
+        self.limiter = limiter;
+        self
+    }
+
+    /// Bounds the watches by `limits`.
+    pub fn with_limits(mut self, limits: InformerLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Relists (at once, without backoff) whenever `resync` changes: a restarted shard needs its
+    /// slice again. Each list tells the shards which request it answers.
+    pub fn with_resync(mut self, resync: watch::Receiver<u64>) -> Self {
+        self.resync = Some(resync);
+        self
+    }
+
     /// The informer's state, shared.
     pub fn state(&self) -> Arc<InformerState> {
         self.state.clone()
     }
 
+    fn fail(&self, failures: u32, what: &str, error: &dyn std::fmt::Display) {
+        *self.state.last_failure.lock() = Some((
+            failures,
+            format!("{what} against {} failed: {error}", self.server),
+        ));
+    }
+
     /// Runs until `shutdown` fires.
-    pub async fn run(mut self, mut shutdown: tokio::sync::watch::Receiver<bool>) {
+    pub async fn run(mut self, mut shutdown: watch::Receiver<bool>) {
         let shutdown = &mut shutdown;
         let mut failures = 0u32;
+        let mut wait = false;
         'relist: loop {
-            let version = loop {
-                if *shutdown.borrow() {
+            if wait {
+                let delay = self.backoff.next_jittered(std::time::Instant::now());
+                tracing::info!(resource = %self.resource, delay_ms = delay.as_millis() as u64, "relisting after backoff");
+                if sleep_or_shutdown(delay, shutdown).await {
                     return;
                 }
-                match self.list().await {
-                    Ok(v) => break v,
-                    Err(e) => {
-                        failures += 1;
-                        let delay = backoff(failures);
-                        tracing::warn!(resource = %self.resource, server = %self.server, error = %e,
-                            failures, retry_in_ms = delay.as_millis() as u64, "list failed; retrying");
-                        *self.state.last_failure.lock() = Some((
-                            failures,
-                            format!("list against {} failed: {e}", self.server),
-                        ));
-                        if sleep_or_shutdown(delay, shutdown).await {
-                            return;
-                        }
-                    }
+            }
+            if *shutdown.borrow() {
+                return;
+            }
+            // Every relist but one a restarted shard asked for waits the reflector's backoff.
+            wait = true;
+            let version = match self.list().await {
+                Ok(v) => v,
+                Err(e) => {
+                    failures += 1;
+                    tracing::warn!(resource = %self.resource, server = %self.server, error = %e,
+                        failures, "list failed; retrying");
+                    self.fail(failures, "list", &e);
+                    continue 'relist;
                 }
             };
             failures = 0;
@@ -216,19 +273,18 @@ impl Informer {
             let mut from = version;
             loop {
                 match self.watch(&mut from, shutdown).await {
-                    WatchEnd::Renew => failures = 0,
-                    WatchEnd::Relist(why) => {
+                    WatchEnd::Renew => {}
+                    WatchEnd::Relist { why, backoff } => {
                         tracing::warn!(resource = %self.resource, why, "relisting");
+                        wait = backoff;
                         continue 'relist;
                     }
                     WatchEnd::Failed(e) => {
                         failures += 1;
                         tracing::warn!(resource = %self.resource, server = %self.server, error = %e, failures, "watch failed; renewing");
-                        *self.state.last_failure.lock() = Some((
-                            failures,
-                            format!("watch against {} failed: {e}", self.server),
-                        ));
-                        if sleep_or_shutdown(backoff(failures), shutdown).await {
+                        self.fail(failures, "watch", &e);
+                        let delay = self.backoff.next_jittered(std::time::Instant::now());
+                        if sleep_or_shutdown(delay, shutdown).await {
                             return;
                         }
                     }
@@ -238,6 +294,13 @@ impl Informer {
         }
     }
 
+    /// One page of the list, rate limited, its body read in full within the client's deadline.
+    async fn page(&self, params: &ListParams) -> Result<bytes::Bytes, ListError> {
+        let request = Request::new(collection(self.resource, None)).list(params)?;
+        self.limiter.acquire().await;
+        Ok(fetch(&self.client, request, self.limits.list_page).await?)
+    }
+
     /// A consistent paged list (`resourceVersion` unset), replaced into every shard at once.
     ///
     /// A relist asks for `resourceVersionMatch=NotOlderThan` the highest version this informer
@@ -245,7 +308,9 @@ impl Informer {
     /// the cache back in time (the "time travel" of a lagging API server replica), and keys whose
     /// records were cleared as caught up would then act on a past state.
     async fn list(&mut self) -> Result<String, ListError> {
-        let path = collection(self.resource, None);
+        if let Some(resync) = &mut self.resync {
+            self.epoch = *resync.borrow_and_update();
+        }
         let mut per_shard: Vec<Vec<Object>> = vec![Vec::new(); self.shards.len()];
         let mut token: Option<String> = None;
         let seen = ResourceVersion::new(self.state.watermark.load(Ordering::Relaxed))
@@ -262,24 +327,24 @@ impl Informer {
                 version_match,
                 ..ListParams::default()
             };
-            let request = Request::new(&path)
-                .list(&params)
-                .map_err(kube::Error::BuildRequest)?;
-            let page: ObjectList<Box<RawValue>> = self.client.request(request).await?;
-            for item in page.items {
-                if let Some(object) = self.decode_or_report(&item) {
-                    if self.resource.broadcast() {
-                        for slot in per_shard.iter_mut() {
-                            slot.push(object.clone());
-                        }
-                    } else {
-                        per_shard[self.router.route(&object).0].push(object);
+            let body = self.page(&params).await?;
+            let text = page::LossyText::new(&body);
+            let page = page::split(&text)?;
+            for item in &page.items {
+                let Some(object) = self.decode_item(item) else {
+                    continue;
+                };
+                if self.resource.broadcast() {
+                    for slot in per_shard.iter_mut() {
+                        slot.push(object.clone());
                     }
+                } else {
+                    per_shard[self.router.route(&object).0].push(object);
                 }
             }
-            match page.metadata.continue_.filter(|c| !c.is_empty()) {
+            match page.continue_token {
                 Some(next) => token = Some(next),
-                None => break page.metadata.resource_version.unwrap_or_default(),
+                None => break page.resource_version.unwrap_or_default(),
             }
         };
         let parsed = version_of(Some(&version));
@@ -294,6 +359,7 @@ impl Informer {
                 resource: self.resource,
                 objects,
                 version: parsed,
+                epoch: self.epoch,
             })
         });
         join_all(sends).await;
@@ -304,6 +370,18 @@ impl Informer {
         self.state.synced.store(true, Ordering::Relaxed);
         tracing::info!(resource = %self.resource, %version, "list replaced in every shard");
         Ok(version)
+    }
+
+    fn decode_item(&self, item: &page::Item<'_>) -> Option<Object> {
+        match item {
+            page::Item::Json(raw) => self.decode_or_report(raw),
+            page::Item::InvalidUtf8(raw) => {
+                self.state.malformed.fetch_add(1, Ordering::Relaxed);
+                tracing::error!(resource = %self.resource, object = %describe(raw.get()),
+                    "object skipped: it holds bytes that are not UTF-8");
+                None
+            }
+        }
     }
 
     fn decode_or_report(&self, raw: &RawValue) -> Option<Object> {
@@ -317,104 +395,158 @@ impl Informer {
             }
             Err(e) => {
                 self.state.malformed.fetch_add(1, Ordering::Relaxed);
-                tracing::error!(resource = %self.resource, object = %describe(raw), error = %e, "object cannot be decoded");
+                tracing::error!(resource = %self.resource, object = %describe(raw.get()), error = %e, "object cannot be decoded");
                 None
             }
         }
     }
 
-    async fn watch(
-        &mut self,
-        from: &mut String,
-        shutdown: &mut tokio::sync::watch::Receiver<bool>,
-    ) -> WatchEnd {
+    /// Opens a watch from `from`: its lines, or how it ended before it began.
+    async fn open_watch(&self, from: &str) -> Result<LineReader<kube::client::Body>, WatchEnd> {
         let params = WatchParams {
             bookmarks: true,
             timeout: Some(WATCH_TIMEOUT_SECS),
             ..WatchParams::default()
         };
-        let request = match Request::new(collection(self.resource, None)).watch(&params, from) {
-            Ok(r) => r,
-            Err(e) => return WatchEnd::Failed(kube::Error::BuildRequest(e)),
-        };
-        let stream = match self.client.request_events::<Box<RawValue>>(request).await {
-            Ok(s) => s,
-            Err(kube::Error::Api(status)) if status.code == 410 => {
-                return WatchEnd::Relist("410 Gone");
+        let request = Request::new(collection(self.resource, None))
+            .watch(&params, from)
+            .map_err(|e| WatchEnd::Failed(format!("building the watch request: {e}")))?;
+        self.limiter.acquire().await;
+        let response = self
+            .client
+            .send(request.map(kube::client::Body::from))
+            .await
+            .map_err(|e| WatchEnd::Failed(crate::errors::describe(&e)))?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(LineReader::new(
+                response.into_body(),
+                self.limits.watch_line,
+            ));
+        }
+        if status.as_u16() == 410 {
+            return Err(WatchEnd::relist("410 Gone"));
+        }
+        let body = tokio::time::timeout(
+            ERROR_BODY_TIMEOUT,
+            read_at_most(response.into_body(), ERROR_BODY_LIMIT),
+        )
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or_default();
+        Err(WatchEnd::Failed(
+            status_error(status.as_u16(), &body).to_string(),
+        ))
+    }
+
+    async fn watch(&mut self, from: &mut String, shutdown: &mut watch::Receiver<bool>) -> WatchEnd {
+        let idle = self.limits.watch_idle;
+        let mut lines = match tokio::time::timeout(idle, self.open_watch(from)).await {
+            Ok(Ok(lines)) => lines,
+            Ok(Err(end)) => return end,
+            Err(_) => {
+                return WatchEnd::Failed(format!("the watch was not answered within {idle:?}"));
             }
-            Err(e) => return WatchEnd::Failed(e),
         };
-        let mut chunks = std::pin::pin!(stream.ready_chunks(MAX_BATCH));
+        let opened = Instant::now();
+        let mut lines_seen = false;
         let mut last_progress = Instant::now();
         let mut per_shard: Vec<Vec<Change>> = vec![Vec::new(); self.shards.len()];
         loop {
-            let chunk = tokio::select! {
-                chunk = chunks.next() => chunk,
+            let resync_rx = self.resync.as_mut();
+            let resync = async move {
+                match resync_rx {
+                    Some(r) => r.changed().await.is_ok(),
+                    None => std::future::pending().await,
+                }
+            };
+            let batch = tokio::select! {
+                batch = tokio::time::timeout(idle, lines.next_batch(MAX_BATCH)) => batch,
                 probe = self.probes.recv() => {
                     if let Some(probe) = probe
                         && self.answer_probe(probe, last_progress).await
                     {
-                        return WatchEnd::Relist("watch stalled behind the server");
+                        return WatchEnd::relist("watch stalled behind the server");
                     }
                     continue;
                 }
+                true = resync => return WatchEnd::Relist { why: "a restarted shard needs its slice", backoff: false },
                 _ = shutdown.changed() => return WatchEnd::Shutdown,
             };
-            let Some(chunk) = chunk else {
-                return WatchEnd::Renew;
+            let batch = match batch {
+                Err(_) => {
+                    tracing::warn!(resource = %self.resource, server = %self.server, idle_ms = idle.as_millis() as u64,
+                        "watch sent nothing, not even a bookmark; renewing it");
+                    return WatchEnd::Renew;
+                }
+                Ok(Err(LineError::TooLong { limit })) => {
+                    self.state.malformed.fetch_add(1, Ordering::Relaxed);
+                    tracing::error!(resource = %self.resource, server = %self.server, limit,
+                        "watch line longer than the limit: malformed event, dropping the stream");
+                    return WatchEnd::relist("watch line over the limit");
+                }
+                Ok(Err(LineError::Body(e))) => return WatchEnd::Failed(e.to_string()),
+                Ok(Ok(batch)) if batch.is_empty() => {
+                    if !lines_seen && opened.elapsed() < VERY_SHORT_WATCH {
+                        return WatchEnd::relist(
+                            "very short watch: closed within a second with no event",
+                        );
+                    }
+                    return WatchEnd::Renew;
+                }
+                Ok(Ok(batch)) => batch,
             };
+            lines_seen = true;
             let mut progress: Option<ResourceVersion> = None;
             let mut end = None;
-            for item in chunk {
-                let (change, version) = match item {
-                    Ok(WatchEvent::Added(raw) | WatchEvent::Modified(raw)) => {
-                        match self.decode_or_report(&raw) {
+            for line in batch {
+                let (change, version) =
+                    match serde_json::from_slice::<WatchEvent<Box<RawValue>>>(&line) {
+                        Ok(WatchEvent::Added(raw) | WatchEvent::Modified(raw)) => {
+                            match self.decode_or_report(&raw) {
+                                Some(object) => {
+                                    let v = object.resource_version();
+                                    (Some(Change::Applied(object)), v)
+                                }
+                                None => {
+                                    end = Some(WatchEnd::relist("undecodable watch event"));
+                                    break;
+                                }
+                            }
+                        }
+                        Ok(WatchEvent::Deleted(raw)) => match self.decode_or_report(&raw) {
                             Some(object) => {
                                 let v = object.resource_version();
-                                (Some(Change::Applied(object)), v)
+                                (Some(Change::Deleted(object)), v)
                             }
                             None => {
-                                end = Some(WatchEnd::Relist("undecodable watch event"));
+                                end = Some(WatchEnd::relist("undecodable watch event"));
                                 break;
                             }
+                        },
+                        Ok(WatchEvent::Bookmark(b)) => {
+                            (None, version_of(Some(&b.metadata.resource_version)))
                         }
-                    }
-                    Ok(WatchEvent::Deleted(raw)) => match self.decode_or_report(&raw) {
-                        Some(object) => {
-                            let v = object.resource_version();
-                            (Some(Change::Deleted(object)), v)
-                        }
-                        None => {
-                            end = Some(WatchEnd::Relist("undecodable watch event"));
+                        Ok(WatchEvent::Error(status)) if status.code == 410 => {
+                            end = Some(WatchEnd::relist("410 Gone"));
                             break;
                         }
-                    },
-                    Ok(WatchEvent::Bookmark(b)) => {
-                        (None, version_of(Some(&b.metadata.resource_version)))
-                    }
-                    Ok(WatchEvent::Error(status)) if status.code == 410 => {
-                        end = Some(WatchEnd::Relist("410 Gone"));
-                        break;
-                    }
-                    Ok(WatchEvent::Error(status)) => {
-                        end = Some(WatchEnd::Failed(kube::Error::Api(status)));
-                        break;
-                    }
-                    Err(kube::Error::SerdeError(e)) => {
-                        self.state.malformed.fetch_add(1, Ordering::Relaxed);
-                        tracing::error!(resource = %self.resource, error = %e, "malformed watch event");
-                        end = Some(WatchEnd::Relist("malformed watch event"));
-                        break;
-                    }
-                    Err(kube::Error::Api(status)) if status.code == 410 => {
-                        end = Some(WatchEnd::Relist("410 Gone"));
-                        break;
-                    }
-                    Err(e) => {
-                        end = Some(WatchEnd::Failed(e));
-                        break;
-                    }
-                };
+                        Ok(WatchEvent::Error(status)) => {
+                            end = Some(WatchEnd::Failed(format!(
+                                "{} ({} {})",
+                                status.message, status.code, status.reason
+                            )));
+                            break;
+                        }
+                        Err(e) => {
+                            self.state.malformed.fetch_add(1, Ordering::Relaxed);
+                            tracing::error!(resource = %self.resource, error = %json_error_site(&e),
+                            bytes = line.len(), "malformed watch event");
+                            end = Some(WatchEnd::relist("malformed watch event"));
+                            break;
+                        }
+                    };
                 if let Some(v) = version {
                     progress = Some(progress.map_or(v, |p| p.max(v)));
                     *from = v.to_string();
@@ -469,6 +601,17 @@ impl Informer {
     /// A cheap consistent read (`limit=1`) of the current revision. Returns true when the watch
     /// looks stalled: the server is past the probe's target and no progress came for a while.
     async fn answer_probe(&self, probe: ProbeRequest, last_progress: Instant) -> bool {
+        #[derive(serde::Deserialize)]
+        struct ListMeta {
+            #[serde(default)]
+            metadata: Version,
+        }
+        #[derive(serde::Deserialize, Default)]
+        #[serde(rename_all = "camelCase")]
+        struct Version {
+            #[serde(default)]
+            resource_version: Option<String>,
+        }
         self.state.probes.fetch_add(1, Ordering::Relaxed);
         let params = ListParams {
             limit: Some(1),
@@ -477,12 +620,15 @@ impl Informer {
         let Ok(request) = Request::new(collection(self.resource, None)).list(&params) else {
             return false;
         };
-        let current = match self
-            .client
-            .request::<ObjectList<serde_json::Value>>(request)
-            .await
-        {
-            Ok(list) => version_of(list.metadata.resource_version.as_deref()),
+        self.limiter.acquire().await;
+        let current = match fetch(&self.client, request, PROBE_BODY_LIMIT).await {
+            Ok(body) => match serde_json::from_slice::<ListMeta>(&body) {
+                Ok(list) => version_of(list.metadata.resource_version.as_deref()),
+                Err(e) => {
+                    tracing::warn!(resource = %self.resource, error = %json_error_site(&e), "probe answer does not decode");
+                    return false;
+                }
+            },
             Err(e) => {
                 tracing::warn!(resource = %self.resource, error = %e, "probe read failed");
                 return false;
@@ -496,14 +642,7 @@ impl Informer {
     }
 }
 
-fn backoff(failures: u32) -> Duration {
-    Duration::from_millis(200u64.saturating_mul(1 << failures.min(8))).min(Duration::from_secs(30))
-}
-
-async fn sleep_or_shutdown(
-    delay: Duration,
-    shutdown: &mut tokio::sync::watch::Receiver<bool>,
-) -> bool {
+async fn sleep_or_shutdown(delay: Duration, shutdown: &mut watch::Receiver<bool>) -> bool {
     tokio::select! {
         _ = tokio::time::sleep(delay) => *shutdown.borrow(),
         _ = shutdown.changed() => true,
