@@ -176,13 +176,13 @@ where
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<http_body::Frame<Bytes>, BoxError>>> {
         let this = &mut *self;
-        if let Some((sleep, _)) = &mut this.deadline
-            && sleep.as_mut().poll(cx).is_ready()
-        {
-            if let Some((_, timed_out)) = this.deadline.take() {
-                timed_out.log("reading the body");
-                return Poll::Ready(Some(Err(Box::new(timed_out))));
-            }
+        let expired = this
+            .deadline
+            .as_mut()
+            .is_some_and(|(sleep, _)| sleep.as_mut().poll(cx).is_ready());
+        if expired && let Some((_, timed_out)) = this.deadline.take() {
+            timed_out.log("reading the body");
+            return Poll::Ready(Some(Err(Box::new(timed_out))));
         }
         Pin::new(&mut this.inner).poll_frame(cx).map_err(Into::into)
     }
