@@ -20,6 +20,7 @@ pub mod rate_limit;
 pub mod serving;
 pub mod shard_actor;
 pub mod summary;
+pub mod supervision;
 pub mod writer;
 
 pub use manager::{Manager, ManagerConfig, ManagerStats, StartError};

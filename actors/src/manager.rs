@@ -4,10 +4,13 @@
 use crate::barrier::{BarrierReads, spawn_reader};
 use crate::events::EventRecorder;
 use crate::fence::Fence;
-use crate::informer::{Informer, InformerState};
+use crate::informer::backoff::ReflectorBackoff;
+use crate::informer::{Informer, InformerLimits, InformerState};
 use crate::leader::{LeaderElection, LeaderElectionConfig, LeaderState};
 use crate::rate_limit::TokenBucket;
-use crate::shard_actor::{ConnectWriter, ProbeRoutes, ShardActor, ShardSnapshot, Snapshot};
+use crate::shard_actor::{
+    ConnectWriter, ProbeRoutes, ShardActor, ShardFactory, ShardSnapshot, Snapshot,
+};
 use crate::writer::{WriteCounters, WriterPool};
 use actix::{Actor, Addr, Arbiter};
 use futures::future::join_all;
@@ -55,6 +58,24 @@ pub enum StartError {
     NoSystem,
 }
 
+/// A controller given by the caller (a library user, or a test), run next to the onboarded
+/// ones under its `--controllers` name.
+#[derive(Clone)]
+pub struct CustomController {
+    /// Its name in [`ManagerConfig::controllers`].
+    pub name: String,
+    /// Makes its reconciler, once per shard (and again for a shard that restarts).
+    pub make: Arc<dyn Fn() -> Box<dyn Reconciler> + Send + Sync>,
+}
+
+impl std::fmt::Debug for CustomController {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CustomController")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
 /// How to run.
 #[derive(Clone, Debug)]
 pub struct ManagerConfig {
@@ -67,9 +88,13 @@ pub struct ManagerConfig {
     /// The protection of every controller whose gate is on (`--consistency-mode`); a
     /// controller whose gate is off runs naive.
     pub mode: ConsistencyMode,
-    /// Client-side QPS (kube-controller-manager: 20).
+    /// Client-side QPS (kube-controller-manager: 20). Two budgets of this size: one for the
+    /// writes and barrier reads, one for the informers' list pages, watches and probes (as
+    /// kube-controller-manager gives its shared informers a client of their own with the same
+    /// `--kube-api-qps`/`--kube-api-burst`), so a relisting informer cannot starve the writes
+    /// and a burst of writes cannot hold a relist back.
     pub qps: f32,
-    /// Client-side burst (kube-controller-manager: 30).
+    /// Client-side burst (kube-controller-manager: 30), per budget.
     pub burst: u32,
     /// Relists ask `resourceVersionMatch=NotOlderThan` the informer's watermark and refuse an
     /// older list (on by default). Off only to show the cache moving back in time.
@@ -82,6 +107,12 @@ pub struct ManagerConfig {
     pub node_monitor_grace_period: std::time::Duration,
     /// The API server's URL, named in logs and `/readyz` when it cannot be reached.
     pub api_server: String,
+    /// The informers' watch bounds.
+    pub informer_limits: InformerLimits,
+    /// The backoff between restarts of a shard that panics (default 1 s doubling to 60 s).
+    pub shard_restart_backoff: ReflectorBackoff,
+    /// Controllers besides the onboarded ones, by name.
+    pub custom_controllers: Vec<CustomController>,
 }
 
 impl Default for ManagerConfig {
@@ -99,11 +130,21 @@ impl Default for ManagerConfig {
             node_monitor_grace_period:
                 tidemark_engine::controllers::nodelifecycle::DEFAULT_GRACE_PERIOD,
             api_server: String::from("the API server"),
+            informer_limits: InformerLimits::default(),
+            shard_restart_backoff: ReflectorBackoff::new(
+                std::time::Duration::from_secs(1),
+                std::time::Duration::from_secs(60),
+                std::time::Duration::from_secs(300),
+            ),
+            custom_controllers: Vec::new(),
         }
     }
 }
 
 fn reconciler(name: &str, config: &ManagerConfig) -> Result<Box<dyn Reconciler>, StartError> {
+    if let Some(custom) = config.custom_controllers.iter().find(|c| c.name == name) {
+        return Ok((custom.make)());
+    }
     match name {
         "replicaset" => Ok(Box::new(ReplicaSetController)),
         "statefulset" => Ok(Box::new(StatefulSetController)),
@@ -114,6 +155,24 @@ fn reconciler(name: &str, config: &ManagerConfig) -> Result<Box<dyn Reconciler>,
         })),
         other => Err(StartError::UnknownController(other.to_string())),
     }
+}
+
+/// A fresh shard `index` running the configured controllers (names already checked).
+fn build_shard(index: usize, config: &ManagerConfig, router: &ShardRouter) -> Shard {
+    let specs = config
+        .controllers
+        .iter()
+        .filter_map(|name| reconciler(name, config).ok())
+        .map(|reconciler| {
+            let mode = if config.gates.consistency_for(reconciler.gate_name()) {
+                config.mode
+            } else {
+                ConsistencyMode::Naive
+            };
+            ControllerSpec::new(reconciler, mode)
+        })
+        .collect();
+    Shard::new(ShardId(index), specs).with_router(router.clone())
 }
 
 /// A running manager.
@@ -129,6 +188,8 @@ pub struct Manager {
 pub struct ShutdownReport {
     /// Writes still unanswered at the deadline.
     pub unanswered: u64,
+    /// The grace period ended before every write in flight was answered.
+    pub grace_period_ended: bool,
     /// The Lease was released (leader election on and this process held it).
     pub released_lease: bool,
 }
@@ -307,29 +368,30 @@ impl Manager {
             .map(|_| mpsc::unbounded_channel())
             .unzip();
         let probes: ProbeRoutes = Arc::new(probe_txs);
+        // Bumped by a restarted shard: every informer relists into it.
+        let (resync, resync_rx) = watch::channel(0u64);
+        let resync = Arc::new(resync);
         let mut shards = Vec::with_capacity(router.shards());
         for index in 0..router.shards() {
-            let mut specs = Vec::new();
-            for name in &config.controllers {
-                let reconciler = reconciler(name, config)?;
-                let mode = if config.gates.consistency_for(reconciler.gate_name()) {
-                    config.mode
-                } else {
-                    ConsistencyMode::Naive
-                };
-                specs.push(ControllerSpec { reconciler, mode });
-            }
-            let mut shard = Shard::new(ShardId(index), specs).with_router(router.clone());
+            let mut shard = build_shard(index, config, &router);
             if config.leader_election.is_some() {
                 shard.follow();
             }
             let probes = probes.clone();
             let arbiter = &arbiters[index % arbiters.len()];
+            let factory_config = config.clone();
+            let factory_router = router.clone();
+            let factory: ShardFactory =
+                Box::new(move || build_shard(index, &factory_config, &factory_router));
+            let reads = read.clone();
+            let resync = resync.clone();
+            let backoff = config.shard_restart_backoff.clone();
             shards.push(ShardActor::start_in_arbiter(&arbiter.handle(), move |_| {
-                ShardActor::new(shard, probes)
+                ShardActor::new(shard, probes).supervised(factory, reads, resync, backoff)
             }));
         }
         let limiter = Arc::new(TokenBucket::new(config.qps, config.burst));
+        let informer_limiter = Arc::new(TokenBucket::new(config.qps, config.burst));
         let fence = Arc::new(match &config.leader_election {
             Some(le) if le.fencing => Fence::closed(),
             _ => Fence::open(),
@@ -391,7 +453,10 @@ impl Manager {
                 probes,
             )
             .with_consistent_relists(config.consistent_relists)
-            .with_server(&config.api_server);
+            .with_server(&config.api_server)
+            .with_rate_limit(informer_limiter.clone())
+            .with_limits(config.informer_limits)
+            .with_resync(resync_rx.clone());
             informers.push((resource, informer.state()));
             io.spawn(informer.run(shutdown_rx.clone()));
         }
@@ -441,9 +506,31 @@ impl Manager {
         writes.stopping.store(true, Ordering::Relaxed);
         let election = self.election.take();
         self.stop();
-        let until = tokio::time::Instant::now() + deadline;
+        let started = tokio::time::Instant::now();
+        let until = started + deadline;
+        let at_stop = writes.in_flight();
         while writes.in_flight() > 0 && tokio::time::Instant::now() < until {
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        let unanswered = writes.in_flight();
+        let waited_ms = started.elapsed().as_millis() as u64;
+        let lease = if election.is_some() {
+            "releasing the Lease"
+        } else {
+            "no Lease to release"
+        };
+        if unanswered == 0 {
+            tracing::info!(
+                writes = at_stop,
+                waited_ms,
+                "every write in flight was answered; {lease}"
+            );
+        } else {
+            tracing::warn!(
+                unanswered,
+                grace_period_ms = deadline.as_millis() as u64,
+                "the grace period ended with writes still unanswered; {lease} anyway"
+            );
         }
         let released_lease = match election {
             Some(handle) => match handle.await {
@@ -456,7 +543,8 @@ impl Manager {
             None => false,
         };
         ShutdownReport {
-            unanswered: writes.in_flight(),
+            unanswered,
+            grace_period_ended: unanswered > 0,
             released_lease,
         }
     }

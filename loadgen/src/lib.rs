@@ -59,6 +59,7 @@ pub mod ds_oracle;
 pub mod faults;
 pub mod gc;
 pub mod handlers;
+pub mod hostile;
 pub mod job_oracle;
 pub mod kubeconfig;
 pub mod kubelet;

@@ -1,18 +1,21 @@
 //! One accept loop for every listener: plain or TLS, a bound on open connections, a
-//! handshake deadline, the client's verified certificates handed to the handler, and a
-//! graceful stop.
+//! handshake deadline, optional header-read and idle deadlines, the client's verified
+//! certificates handed to the handler, and a graceful stop.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::extract::ConnectInfo;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use rustls_pki_types::CertificateDer;
-use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
@@ -33,8 +36,13 @@ pub struct ServeOptions {
     pub handshake_timeout: Duration,
     /// How long an HTTP/1 request's headers may take to arrive, idle keep-alive included
     /// (default none: API clients keep pooled connections idle, and a server that closes
-    /// them races the client's next request).
+    /// them races the client's next request). When set, the protocol is chosen up front (HTTP/2
+    /// only when TLS negotiated `h2`), so the deadline runs from the first byte: a client that
+    /// sends a few bytes and stops cannot hold the connection while the protocol is guessed.
     pub header_read_timeout: Option<Duration>,
+    /// A connection that moves no byte either way for this long is closed (default none): a
+    /// client that stops reading its response, or an idle HTTP/2 connection.
+    pub idle_timeout: Option<Duration>,
     /// How long a stop waits for requests in flight before it cuts them (default 1 s).
     pub shutdown_grace: Duration,
 }
@@ -45,6 +53,7 @@ impl Default for ServeOptions {
             max_connections: 4096,
             handshake_timeout: Duration::from_secs(10),
             header_read_timeout: None,
+            idle_timeout: None,
             shutdown_grace: Duration::from_secs(1),
         }
     }
@@ -68,6 +77,9 @@ pub async fn serve(
         let _ = stop.wait_for(|stopped| *stopped).await;
     };
     tokio::pin!(stopped);
+    // Refusals are logged at most once a second, with how many there were.
+    let mut refused = 0u64;
+    let mut refusals_logged: Option<Instant> = None;
     loop {
         tokio::select! {
             _ = &mut stopped => break,
@@ -82,7 +94,13 @@ pub async fn serve(
                     }
                 };
                 let Ok(slot) = slots.clone().try_acquire_owned() else {
-                    tracing::warn!(%peer, limit = options.max_connections, "connection limit reached; closing");
+                    refused += 1;
+                    if refusals_logged.is_none_or(|at| at.elapsed() >= Duration::from_secs(1)) {
+                        tracing::warn!(%peer, limit = options.max_connections, refused,
+                            "connection limit reached; closing new connections");
+                        refusals_logged = Some(Instant::now());
+                        refused = 0;
+                    }
                     continue;
                 };
                 let _ = tcp.set_nodelay(true);
@@ -116,7 +134,7 @@ async fn connection(
     options: ServeOptions,
 ) {
     let Some(acceptor) = acceptor else {
-        http(tcp, peer, None, router, watcher, options).await;
+        http(tcp, peer, None, Protocol::Http1, router, watcher, options).await;
         return;
     };
     let stream = match tokio::time::timeout(options.handshake_timeout, acceptor.accept(tcp)).await {
@@ -130,19 +148,31 @@ async fn connection(
             return;
         }
     };
-    let certs = stream
-        .get_ref()
-        .1
+    let session = stream.get_ref().1;
+    let certs = session
         .peer_certificates()
         .filter(|c| !c.is_empty())
         .map(|c| PeerCertificates(c.iter().map(|c| c.clone().into_owned()).collect()));
-    http(stream, peer, certs, router, watcher, options).await;
+    let protocol = if session.alpn_protocol() == Some(b"h2") {
+        Protocol::Http2
+    } else {
+        Protocol::Http1
+    };
+    http(stream, peer, certs, protocol, router, watcher, options).await;
+}
+
+/// The protocol of a connection, when it is chosen up front.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Protocol {
+    Http1,
+    Http2,
 }
 
 async fn http<S>(
     stream: S,
     peer: SocketAddr,
     certs: Option<PeerCertificates>,
+    protocol: Protocol,
     router: Router,
     watcher: hyper_util::server::graceful::Watcher,
     options: ServeOptions,
@@ -164,17 +194,234 @@ async fn http<S>(
                 })
             }
         });
-    let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
-    if let Some(t) = options.header_read_timeout {
-        builder
-            .http1()
-            .timer(TokioTimer::new())
-            .header_read_timeout(t);
+    let activity = Arc::new(Activity::new());
+    let io = TokioIo::new(Watched {
+        inner: stream,
+        activity: activity.clone(),
+    });
+    let served = async {
+        let result: Result<(), Box<dyn std::error::Error + Send + Sync>> =
+            match (options.header_read_timeout, protocol) {
+                (None, _) => {
+                    let builder =
+                        hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+                    let conn = builder
+                        .serve_connection_with_upgrades(io, service)
+                        .into_owned();
+                    watcher.watch(conn).await
+                }
+                (Some(t), Protocol::Http1) => {
+                    let mut builder = hyper::server::conn::http1::Builder::new();
+                    builder.timer(TokioTimer::new()).header_read_timeout(t);
+                    watcher
+                        .watch(builder.serve_connection(io, service))
+                        .await
+                        .map_err(Into::into)
+                }
+                (Some(_), Protocol::Http2) => {
+                    let mut builder =
+                        hyper::server::conn::http2::Builder::new(TokioExecutor::new());
+                    builder.timer(TokioTimer::new());
+                    watcher
+                        .watch(builder.serve_connection(io, service))
+                        .await
+                        .map_err(Into::into)
+                }
+            };
+        if let Err(e) = result {
+            tracing::debug!(%peer, error = %e, "connection ended with an error");
+        }
+    };
+    match options.idle_timeout {
+        None => served.await,
+        Some(idle) => {
+            tokio::select! {
+                () = served => {}
+                () = activity.idle_for(idle) => {
+                    tracing::debug!(%peer, idle_ms = idle.as_millis() as u64, "connection idle; closing");
+                }
+            }
+        }
     }
-    let conn = builder
-        .serve_connection_with_upgrades(TokioIo::new(stream), service)
-        .into_owned();
-    if let Err(e) = watcher.watch(conn).await {
-        tracing::debug!(%peer, error = %e, "connection ended with an error");
+}
+
+/// When a connection last moved a byte.
+struct Activity {
+    opened: Instant,
+    last_millis: AtomicU64,
+}
+
+impl Activity {
+    fn new() -> Self {
+        Self {
+            opened: Instant::now(),
+            last_millis: AtomicU64::new(0),
+        }
+    }
+
+    fn touch(&self) {
+        let now = u64::try_from(self.opened.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.last_millis.store(now, Ordering::Relaxed);
+    }
+
+    /// Resolves once no byte has moved for `idle`.
+    async fn idle_for(&self, idle: Duration) {
+        loop {
+            let last =
+                self.opened + Duration::from_millis(self.last_millis.load(Ordering::Relaxed));
+            let deadline = last + idle;
+            if Instant::now() >= deadline {
+                return;
+            }
+            tokio::time::sleep_until(deadline.into()).await;
+        }
+    }
+}
+
+/// A stream that records its activity.
+struct Watched<S> {
+    inner: S,
+    activity: Arc<Activity>,
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for Watched<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let result = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            self.activity.touch();
+        }
+        result
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let result = Pin::new(&mut self.inner).poll_write(cx, data);
+        if matches!(result, Poll::Ready(Ok(n)) if n > 0) {
+            self.activity.touch();
+        }
+        result
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let result = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        if matches!(result, Poll::Ready(Ok(n)) if n > 0) {
+            self.activity.touch();
+        }
+        result
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    async fn listener_with(options: ServeOptions) -> (SocketAddr, watch::Sender<bool>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let router = Router::new().route("/", axum::routing::get(|| async { "ok" }));
+        let (stop, stopped) = watch::channel(false);
+        tokio::spawn(serve(listener, router, None, options, stopped));
+        (addr, stop)
+    }
+
+    /// Whether the server has closed `stream` (read gives end of file or an error).
+    async fn closed(stream: &mut TcpStream) -> bool {
+        let mut byte = [0u8; 64];
+        match tokio::time::timeout(Duration::from_millis(50), stream.read(&mut byte)).await {
+            Ok(Ok(0) | Err(_)) => true,
+            Ok(Ok(_)) | Err(_) => false,
+        }
+    }
+
+    #[tokio::test]
+    async fn half_sent_and_silent_connections_are_closed_by_the_header_deadline() {
+        let options = ServeOptions {
+            header_read_timeout: Some(Duration::from_millis(300)),
+            idle_timeout: Some(Duration::from_secs(5)),
+            ..ServeOptions::default()
+        };
+        let (addr, _stop) = listener_with(options).await;
+        let mut silent = TcpStream::connect(addr).await.expect("connect");
+        let mut short = TcpStream::connect(addr).await.expect("connect");
+        short.write_all(b"GET / HT").await.expect("write");
+        let mut half = TcpStream::connect(addr).await.expect("connect");
+        half.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+            .await
+            .expect("write");
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        assert!(closed(&mut silent).await, "nothing sent");
+        assert!(
+            closed(&mut short).await,
+            "fewer bytes than an HTTP/2 preface"
+        );
+        assert!(closed(&mut half).await, "headers never finished");
+    }
+
+    #[tokio::test]
+    async fn without_deadlines_a_half_sent_connection_stays_open() {
+        let (addr, _stop) = listener_with(ServeOptions::default()).await;
+        let mut short = TcpStream::connect(addr).await.expect("connect");
+        short.write_all(b"GET / HT").await.expect("write");
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        assert!(!closed(&mut short).await);
+    }
+
+    #[tokio::test]
+    async fn a_connection_that_moves_nothing_is_closed_at_the_idle_deadline() {
+        let options = ServeOptions {
+            header_read_timeout: Some(Duration::from_secs(5)),
+            idle_timeout: Some(Duration::from_millis(300)),
+            ..ServeOptions::default()
+        };
+        let (addr, _stop) = listener_with(options).await;
+        let mut quiet = TcpStream::connect(addr).await.expect("connect");
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        assert!(closed(&mut quiet).await);
+    }
+
+    #[tokio::test]
+    async fn an_answered_request_still_works_with_every_deadline_on() {
+        let options = ServeOptions {
+            header_read_timeout: Some(Duration::from_secs(1)),
+            idle_timeout: Some(Duration::from_secs(1)),
+            ..ServeOptions::default()
+        };
+        let (addr, _stop) = listener_with(options).await;
+        let mut client = TcpStream::connect(addr).await.expect("connect");
+        client
+            .write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .await
+            .expect("write");
+        let mut response = String::new();
+        client.read_to_string(&mut response).await.expect("read");
+        assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+        assert!(response.ends_with("ok"), "{response}");
     }
 }

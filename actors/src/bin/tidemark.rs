@@ -8,7 +8,7 @@ use tidemark_actors::client::{ConfigSource, build_client, load_config};
 use tidemark_actors::embedded::{DemoOptions, run_demo, summarize_cluster};
 use tidemark_actors::leader::{LeaderElectionConfig, default_identity};
 use tidemark_actors::manager::{Manager, ManagerConfig};
-use tidemark_actors::serving::{DelegatedAuth, SecureServing, serve_secure};
+use tidemark_actors::serving::{DelegatedAuth, SecureServing, bind_secure};
 use tidemark_engine::FeatureGates;
 
 #[global_allocator]
@@ -193,12 +193,29 @@ fn run_cluster(args: RunArgs, mut config: ManagerConfig) -> anyhow::Result<std::
     let handle = io.handle().clone();
     let (stop_serving, serving_stopped) = tokio::sync::watch::channel(false);
     let code = system.block_on(async move {
+        // The port first: a process that cannot serve exits before it takes the Lease.
+        let secure = match serving {
+            Some(serving) => {
+                match handle
+                    .spawn(async move { bind_secure(&serving).await })
+                    .await
+                    .context("secure serving")?
+                {
+                    Ok(bound) => Some(bound),
+                    Err(e) => {
+                        tracing::error!(error = %e, "cannot serve the secure port; exiting without taking the Lease");
+                        return anyhow::Ok(std::process::ExitCode::from(1));
+                    }
+                }
+            }
+            None => None,
+        };
         let manager = Manager::start(&config, client, &handle)?;
-        if let Some(serving) = serving {
+        if let Some(secure) = secure {
             let state = tidemark_actors::metrics::MetricsState::new(manager.source());
             let auth = std::sync::Arc::new(DelegatedAuth::new(auth_client));
             let bound = handle
-                .spawn(async move { serve_secure(&serving, state, auth, serving_stopped).await })
+                .spawn(async move { secure.serve(state, auth, serving_stopped) })
                 .await
                 .context("secure serving")??;
             tracing::info!(%bound, "serving /metrics, /healthz, /readyz and /livez over HTTPS");
@@ -230,13 +247,12 @@ fn run_cluster(args: RunArgs, mut config: ManagerConfig) -> anyhow::Result<std::
         let source = manager.source();
         let report = manager.shutdown(args.shutdown_grace_period).await;
         stop_serving.send_replace(true);
-        if report.unanswered > 0 {
-            tracing::warn!(
-                unanswered = report.unanswered,
-                "writes still in flight at the end of the grace period"
-            );
-        }
-        tracing::info!(released_lease = report.released_lease, "stopped");
+        tracing::info!(
+            released_lease = report.released_lease,
+            unanswered = report.unanswered,
+            grace_period_ended = report.grace_period_ended,
+            "stopped"
+        );
         summary.unanswered_at_exit = report.unanswered;
         // Counted after the stop, so writes sent while it began are in.
         summary.writes = source

@@ -27,16 +27,25 @@ pub fn filter_for_verbosity(v: u8) -> &'static str {
 }
 
 /// Installs the global subscriber on stderr: `RUST_LOG` if set and valid, else the filter for
-/// verbosity `v`. Does nothing when a subscriber is already installed.
+/// verbosity `v`, never kube-rs' response bodies ([`crate::client::loggable`]). Does nothing
+/// when a subscriber is already installed.
 pub fn init_logs(format: LogFormat, v: u8) {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let no_bodies = tracing_subscriber::filter::filter_fn(crate::client::loggable);
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(filter_for_verbosity(v)));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
     let _already_installed = match format {
-        LogFormat::Json => builder.json().flatten_event(true).try_init(),
-        LogFormat::Text => builder.try_init(),
+        LogFormat::Json => builder
+            .json()
+            .flatten_event(true)
+            .finish()
+            .with(no_bodies)
+            .try_init(),
+        LogFormat::Text => builder.finish().with(no_bodies).try_init(),
     };
 }
 

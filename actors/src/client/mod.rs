@@ -1,13 +1,17 @@
 //! Connecting to an API server as kube-controller-manager does: which configuration
 //! (`--kubeconfig`, `--master`, in-cluster), TLS through rustls, every kubeconfig way to
 //! authenticate (client certificates, tokens, token files re-read when they rotate, exec
-//! plugins), and Tidemark's own client settings (user agent, no blind retries).
+//! plugins), and Tidemark's own client settings (user agent, no blind retries, a deadline on
+//! every request but watches, response bodies kept out of the logs).
 
+mod deadline;
 mod in_cluster;
+pub mod response;
 mod source;
 mod token_file;
 mod user_agent;
 
+pub use deadline::{DeadlineLayer, RequestTimeouts, TimedOut};
 pub use in_cluster::{DEFAULT_SERVICE_ACCOUNT_DIR, InClusterEnv};
 pub use source::{ConfigSource, load_config};
 pub use token_file::{BearerTokenFile, TOKEN_FILE_CHECK_INTERVAL};
@@ -50,15 +54,38 @@ pub enum ClientError {
     Kube(#[from] kube::Error),
 }
 
+/// The log target under which kube-rs logs response bodies: one that fails to decode (WARN),
+/// an error body that is not a Status (DEBUG), Status bodies and headers (TRACE).
+pub const KUBE_RESPONSE_BODY_TARGET: &str = "kube_client::client";
+
+/// Whether an event may be logged: never one of [`KUBE_RESPONSE_BODY_TARGET`], whatever
+/// `RUST_LOG` says (Tidemark logs those failures itself, with the URL and without the body).
+/// kube-rs' request spans (`kube_client::client::builder`) stay.
+pub fn loggable(meta: &tracing::Metadata<'_>) -> bool {
+    meta.target() != KUBE_RESPONSE_BODY_TARGET
+}
+
 /// A kube client for `config`, created on the I/O runtime `io` (its request worker lives
 /// there). `identity` names this process in the user agent. A `tokenFile` (kubeconfig or
 /// in-cluster) is served by [`BearerTokenFile`], which re-reads the file when it changes.
+/// Requests have the default [`RequestTimeouts`].
 pub fn build_client(
     config: kube::Config,
     identity: Option<&str>,
     io: &tokio::runtime::Handle,
 ) -> Result<kube::Client, ClientError> {
+    build_client_with(config, identity, io, RequestTimeouts::default())
+}
+
+/// [`build_client`] with its own request deadlines.
+pub fn build_client_with(
+    config: kube::Config,
+    identity: Option<&str>,
+    io: &tokio::runtime::Handle,
+    timeouts: RequestTimeouts,
+) -> Result<kube::Client, ClientError> {
     tidemark_tls::install_crypto_provider();
+    let deadlines = DeadlineLayer::new(timeouts, &config.cluster_url.to_string());
     let mut config = with_user_agent(config, identity);
     let token_file = if config.auth_info.token.is_none() {
         config.auth_info.token_file.take()
@@ -66,7 +93,7 @@ pub fn build_client(
         None
     };
     let _guard = io.enter();
-    let builder = kube::client::ClientBuilder::try_from(config)?;
+    let builder = kube::client::ClientBuilder::try_from(config)?.with_layer(&deadlines);
     Ok(match token_file {
         Some(path) => {
             let layer = BearerTokenFile::open(PathBuf::from(path))?;

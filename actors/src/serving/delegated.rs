@@ -35,8 +35,8 @@ pub enum Verdict {
 /// A review could not be asked (the API server is unreachable, or refuses the review).
 #[derive(Debug, thiserror::Error)]
 pub enum DelegationError {
-    /// The request failed.
-    #[error("{what} failed: {source}")]
+    /// The request failed (described without the response's body).
+    #[error("{what} failed: {}", crate::errors::describe(.source))]
     Review {
         /// TokenReview or SubjectAccessReview.
         what: &'static str,

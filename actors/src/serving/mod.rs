@@ -5,7 +5,9 @@
 //! with a TokenReview, then a SubjectAccessReview for `get` on the path, both cached for 10 s
 //! as upstream's defaults. Paths in `--authorization-always-allow-paths` need neither.
 //!
-//! The plain listener (`--metrics-addr`) exists for `--embedded` only.
+//! Both listeners (and the plain `--metrics-addr` of `--embedded`) have the limits of
+//! [`scrape_serve_options`]: header-read and idle deadlines and a connection cap, so idle or
+//! half-sent connections cannot exhaust the process' files.
 
 mod delegated;
 mod filter;
@@ -18,7 +20,7 @@ use std::sync::Arc;
 
 use tokio::sync::watch;
 
-use crate::metrics::MetricsState;
+use crate::metrics::{MetricsState, scrape_serve_options};
 
 /// How the secure port is served.
 #[derive(Debug, Clone)]
@@ -52,14 +54,67 @@ pub enum ServingError {
     },
 }
 
-/// Binds the secure port and serves it on the current tokio runtime until `stop`; returns
-/// the bound address. `auth` asks the API server who a caller is and what it may do.
-pub async fn serve_secure(
-    config: &SecureServing,
-    state: MetricsState,
-    auth: Arc<DelegatedAuth>,
-    stop: watch::Receiver<bool>,
-) -> Result<SocketAddr, ServingError> {
+/// The secure port, bound and with its TLS configuration, not yet serving: bound before the
+/// manager takes the Lease, so a port already taken ends the process before it leads.
+pub struct BoundSecure {
+    listener: tokio::net::TcpListener,
+    tls: Arc<rustls::ServerConfig>,
+    client_certificates: bool,
+    always_allow_paths: Vec<String>,
+}
+
+impl BoundSecure {
+    /// The bound address.
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// Serves on the current tokio runtime until `stop`, with [`scrape_serve_options`]; returns
+    /// the bound address. `auth` asks the API server who a caller is and what it may do.
+    pub fn serve(
+        self,
+        state: MetricsState,
+        auth: Arc<DelegatedAuth>,
+        stop: watch::Receiver<bool>,
+    ) -> Result<SocketAddr, ServingError> {
+        self.serve_with(state, auth, stop, scrape_serve_options())
+    }
+
+    /// [`serve`](Self::serve) with other limits.
+    pub fn serve_with(
+        self,
+        state: MetricsState,
+        auth: Arc<DelegatedAuth>,
+        stop: watch::Receiver<bool>,
+        options: tidemark_tls::ServeOptions,
+    ) -> Result<SocketAddr, ServingError> {
+        let bound = self.local_addr().map_err(|source| ServingError::Bind {
+            addr: SocketAddr::from(([0, 0, 0, 0], 0)),
+            source,
+        })?;
+        let guard = Arc::new(filter::Guard {
+            auth,
+            always_allow: self.always_allow_paths,
+            client_certificates: self.client_certificates,
+        });
+        let router = crate::metrics::router(state).layer(axum::middleware::from_fn_with_state(
+            guard,
+            filter::authenticate_and_authorize,
+        ));
+        tokio::spawn(tidemark_tls::serve(
+            self.listener,
+            router,
+            Some(self.tls),
+            options,
+            stop,
+        ));
+        Ok(bound)
+    }
+}
+
+/// Reads or makes the serving certificate and binds the secure port (on the current tokio
+/// runtime); serves nothing yet.
+pub async fn bind_secure(config: &SecureServing) -> Result<BoundSecure, ServingError> {
     let identity = match &config.cert {
         Some((cert, key)) => tidemark_tls::ServerIdentity {
             chain: tidemark_tls::read_certificates(cert)?,
@@ -84,31 +139,21 @@ pub async fn serve_secure(
             addr: config.addr,
             source,
         })?;
-    let bound = listener.local_addr().map_err(|source| ServingError::Bind {
-        addr: config.addr,
-        source,
-    })?;
-    let guard = Arc::new(filter::Guard {
-        auth,
-        always_allow: config.always_allow_paths.clone(),
-        client_certificates: client_ca.is_some(),
-    });
-    let router = crate::metrics::router(state).layer(axum::middleware::from_fn_with_state(
-        guard,
-        filter::authenticate_and_authorize,
-    ));
-    let options = tidemark_tls::ServeOptions {
-        // A scraper that opens a connection and sends nothing must not hold it for ever.
-        header_read_timeout: Some(std::time::Duration::from_secs(10)),
-        max_connections: 512,
-        ..tidemark_tls::ServeOptions::default()
-    };
-    tokio::spawn(tidemark_tls::serve(
+    Ok(BoundSecure {
         listener,
-        router,
-        Some(tls),
-        options,
-        stop,
-    ));
-    Ok(bound)
+        tls,
+        client_certificates: client_ca.is_some(),
+        always_allow_paths: config.always_allow_paths.clone(),
+    })
+}
+
+/// Binds the secure port and serves it on the current tokio runtime until `stop`; returns
+/// the bound address. `auth` asks the API server who a caller is and what it may do.
+pub async fn serve_secure(
+    config: &SecureServing,
+    state: MetricsState,
+    auth: Arc<DelegatedAuth>,
+    stop: watch::Receiver<bool>,
+) -> Result<SocketAddr, ServingError> {
+    bind_secure(config).await?.serve(state, auth, stop)
 }

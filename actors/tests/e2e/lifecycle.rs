@@ -1,6 +1,7 @@
 //! The `tidemark` binary against the simulated API server, as an operator runs it: a graceful
-//! stop on SIGTERM while writes are in flight, the Lease released, exit code 0; and logs that
-//! never show a Secret's data, a token or an Authorization header.
+//! stop on SIGTERM while writes are in flight, the Lease released after them (or after the grace
+//! period, saying which), exit code 0; a secure port already taken ends the run before the Lease
+//! is touched; and logs that never show a Secret's data, a token or an Authorization header.
 
 use crate::common::until;
 use std::path::{Path, PathBuf};
@@ -71,11 +72,22 @@ struct Stopped {
     summary: serde_json::Value,
     lease_holder: Option<String>,
     server_writes: usize,
+    stderr: String,
 }
 
-/// Starts a manager on 40 Pods to create, each create held 300 ms by the server, stops it with
-/// SIGTERM once writes are in flight, and reports how it ended.
-async fn stop_during_writes(grace: &str) -> Stopped {
+/// Reads the child's stderr on a thread, so a chatty log never fills the pipe.
+fn drain_stderr(child: &mut Child) -> std::thread::JoinHandle<String> {
+    let mut pipe = child.stderr.take().expect("stderr piped");
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut pipe, &mut text);
+        text
+    })
+}
+
+/// Starts a manager on 40 Pods to create, each create held `create_millis` by the server, stops
+/// it with SIGTERM once writes are in flight, and reports how it ended.
+async fn stop_during_writes(grace: &str, create_millis: u64) -> Stopped {
     let server = start(ServerConfig {
         kubelet_ready_after: Duration::from_millis(50),
         ..ServerConfig::default()
@@ -87,7 +99,7 @@ async fn stop_during_writes(grace: &str) -> Stopped {
             verb: Some("create".into()),
             resource: Some("pods".into()),
         },
-        millis: 300,
+        millis: create_millis,
     });
     server
         .create(
@@ -102,8 +114,9 @@ async fn stop_during_writes(grace: &str) -> Stopped {
         &kubeconfig,
         &dir,
         &["--shutdown-grace-period", grace],
-        "warn",
+        "warn,tidemark_actors=info",
     );
+    let stderr = drain_stderr(&mut child);
     let leading = until(Duration::from_secs(20), || {
         server
             .get(Resource::Leases, "kube-system", "tidemark")
@@ -111,8 +124,12 @@ async fn stop_during_writes(grace: &str) -> Stopped {
     })
     .await;
     assert!(leading, "the manager takes the Lease");
-    let writing = until(Duration::from_secs(20), || tidemark_writes(&server) >= 3).await;
-    assert!(writing, "the manager is creating Pods");
+    // Creates held longer than the run cannot be seen applied: give them 3 s to be sent (the
+    // summary's unanswered writes show they were).
+    let hung = create_millis > 5_000;
+    let wait = Duration::from_secs(if hung { 3 } else { 20 });
+    let writing = until(wait, || tidemark_writes(&server) >= 3).await;
+    assert!(writing || hung, "the manager is creating Pods");
     sigterm(&child);
     let mut code = None;
     let exited = until(Duration::from_secs(20), || {
@@ -124,6 +141,7 @@ async fn stop_during_writes(grace: &str) -> Stopped {
         let _ = child.kill();
     }
     let _ = child.wait();
+    let stderr = stderr.join().unwrap_or_default();
     let summary = std::fs::read(dir.join("summary.json"))
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
@@ -139,7 +157,13 @@ async fn stop_during_writes(grace: &str) -> Stopped {
         summary,
         lease_holder,
         server_writes,
+        stderr,
     }
+}
+
+/// The line of `stderr` that contains `text`, by position.
+fn line_of(stderr: &str, text: &str) -> Option<usize> {
+    stderr.lines().position(|l| l.contains(text))
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -152,7 +176,7 @@ fn runtime() -> tokio::runtime::Runtime {
 
 #[test]
 fn sigterm_during_writes_lets_them_finish_releases_the_lease_and_exits_zero() {
-    let stopped = runtime().block_on(stop_during_writes("10s"));
+    let stopped = runtime().block_on(stop_during_writes("10s", 300));
     let s = &stopped.summary;
     assert_eq!(stopped.code, Some(0), "{s}");
     assert_eq!(
@@ -169,11 +193,98 @@ fn sigterm_during_writes_lets_them_finish_releases_the_lease_and_exits_zero() {
         stopped.server_writes as u64, sent,
         "the server applied exactly the writes the manager saw answered: {s}"
     );
+    let answered = line_of(
+        &stopped.stderr,
+        "every write in flight was answered; releasing the Lease",
+    );
+    let released = line_of(&stopped.stderr, "Lease released");
+    assert!(
+        answered.is_some() && answered < released,
+        "the log says the writes were answered, then that the Lease was released: {}",
+        stopped.stderr
+    );
+}
+
+#[test]
+fn sigterm_while_writes_hang_releases_the_lease_only_when_the_grace_period_ends_and_says_so() {
+    let started = std::time::Instant::now();
+    let stopped = runtime().block_on(stop_during_writes("2s", 20_000));
+    let s = &stopped.summary;
+    assert_eq!(stopped.code, Some(0), "{s}");
+    assert!(s["unanswered_at_exit"].as_u64() > Some(0), "{s}");
+    assert_eq!(s["released_lease"], true, "{s}");
+    assert_eq!(stopped.lease_holder, None);
+    let ended = line_of(
+        &stopped.stderr,
+        "the grace period ended with writes still unanswered; releasing the Lease anyway",
+    );
+    let released = line_of(&stopped.stderr, "Lease released");
+    assert!(
+        ended.is_some() && ended < released,
+        "the log says the grace period ended before the Lease was released: {}",
+        stopped.stderr
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "no waiting for the hung writes"
+    );
+}
+
+#[test]
+fn a_secure_port_already_taken_exits_one_without_touching_the_lease() {
+    let rt = runtime();
+    let (code, stderr, lease_writes) = rt.block_on(async {
+        let server = start(ServerConfig::default()).await.expect("server");
+        let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = taken.local_addr().expect("addr").port().to_string();
+        let dir = work_dir("port-taken");
+        let (kubeconfig, _token) = kubeconfig_with_token(&dir, &server);
+        let child = Command::new(env!("CARGO_BIN_EXE_tidemark"))
+            .arg("run")
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .args(["--metrics-addr", "0", "--bind-address", "127.0.0.1"])
+            .args(["--secure-port", &port, "--duration", "10"])
+            .args(["--leader-elect-identity", "tidemark-test"])
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("tidemark starts");
+        let output = tokio::task::spawn_blocking(move || child.wait_with_output())
+            .await
+            .expect("join")
+            .expect("output");
+        drop(taken);
+        let lease_writes = server
+            .writes()
+            .iter()
+            .filter(|w| {
+                w.resource == Resource::Leases
+                    && w.user_agent
+                        .as_deref()
+                        .is_some_and(|a| a.starts_with("tidemark"))
+            })
+            .count();
+        let lease = server.get(Resource::Leases, "kube-system", "tidemark");
+        assert!(lease.is_none(), "no Lease was created: {lease:?}");
+        server.shutdown().await;
+        let _ = std::fs::remove_dir_all(&dir);
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+            lease_writes,
+        )
+    });
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("cannot serve the secure port"), "{stderr}");
+    assert_eq!(lease_writes, 0, "the Lease was never written: {stderr}");
 }
 
 #[test]
 fn without_a_grace_period_the_stop_cuts_writes_in_flight() {
-    let stopped = runtime().block_on(stop_during_writes("0s"));
+    let stopped = runtime().block_on(stop_during_writes("0s", 300));
     let s = &stopped.summary;
     assert_eq!(stopped.code, Some(0), "{s}");
     assert!(

@@ -1,19 +1,19 @@
 //! `/metrics` (Prometheus text, prometheus-client), `/healthz` and `/readyz`, served on
-//! `--metrics-addr` from the I/O runtime. Figures are collected from the shards at each scrape.
+//! `--metrics-addr` from the I/O runtime ([`endpoints`]). Figures are collected from the shards
+//! at most once a second, however many scrapes and probes ask ([`cache`]).
+
+mod cache;
+mod endpoints;
+
+pub use endpoints::{router, scrape_serve_options, serve, serve_with};
 
 use crate::manager::{ManagerStats, StatsSource};
-use axum::Router;
-use axum::extract::State;
-use axum::http::{StatusCode, header};
-use axum::response::{IntoResponse, Response};
-use axum::routing::get;
 use hdrhistogram::Histogram;
 use parking_lot::Mutex;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::DescriptorEncoder;
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use tidemark_engine::Resource;
@@ -41,7 +41,7 @@ struct InformerFigures {
 
 #[derive(Debug, Default)]
 struct Scrape {
-    stats: Option<ManagerStats>,
+    stats: Option<Arc<ManagerStats>>,
     informers: Vec<InformerFigures>,
 }
 
@@ -345,6 +345,42 @@ impl TidemarkCollector {
                     .encode_counter::<prometheus_client::encoding::NoLabelSet, _, u64>(&n, None)?;
             }
         }
+        Self::encode_shards(stats, encoder)
+    }
+
+    fn encode_shards(
+        stats: &ManagerStats,
+        encoder: &mut DescriptorEncoder,
+    ) -> Result<(), std::fmt::Error> {
+        {
+            let mut family = encoder.encode_descriptor(
+                "tidemark_shard_restarts",
+                "Times a shard panicked and was replaced by a fresh one",
+                None,
+                MetricType::Counter,
+            )?;
+            for shard in &stats.shards {
+                let id = shard.shard.to_string();
+                family
+                    .encode_family(&[("shard", id.as_str())])?
+                    .encode_counter::<prometheus_client::encoding::NoLabelSet, _, u64>(
+                    &shard.restarts,
+                    None,
+                )?;
+            }
+        }
+        let mut family = encoder.encode_descriptor(
+            "tidemark_shard_down",
+            "1 while a restarted shard waits for its caches to be listed again",
+            None,
+            MetricType::Gauge,
+        )?;
+        for shard in &stats.shards {
+            let id = shard.shard.to_string();
+            family
+                .encode_family(&[("shard", id.as_str())])?
+                .encode_gauge(&i64::from(shard.down.is_some()))?;
+        }
         Ok(())
     }
 
@@ -424,12 +460,14 @@ impl Collector for TidemarkCollector {
     }
 }
 
-/// The endpoint's state: where figures come from, and the registry they are encoded with.
+/// The endpoint's state: where figures come from, the registry they are encoded with, and the
+/// figures and scrape of the last second.
 #[derive(Clone)]
 pub struct MetricsState {
     source: StatsSource,
     collector: Arc<TidemarkCollector>,
     registry: Arc<Registry>,
+    cache: Arc<cache::ScrapeCache>,
 }
 
 impl MetricsState {
@@ -442,7 +480,14 @@ impl MetricsState {
             source,
             collector,
             registry: Arc::new(registry),
+            cache: Arc::default(),
         }
+    }
+
+    /// Collections from the shards and renders of the scrape so far (each at most once a
+    /// second, whatever the number of requests).
+    pub fn work_done(&self) -> (u64, u64) {
+        self.cache.work_done()
     }
 
     fn informers(&self) -> Vec<InformerFigures> {
@@ -462,136 +507,30 @@ impl MetricsState {
             .collect()
     }
 
-    /// Collects the figures and renders them in the Prometheus text format.
-    pub async fn render(&self) -> Result<String, std::fmt::Error> {
-        let stats = self.source.collect().await;
+    /// Renders `stats` (none: the shards did not answer) in the Prometheus text format.
+    fn encode(&self, stats: Option<Arc<ManagerStats>>) -> Result<String, std::fmt::Error> {
         {
             let mut scrape = self.collector.scrape.lock();
-            scrape.stats = Some(stats);
+            scrape.stats = stats;
             scrape.informers = self.informers();
         }
         let mut text = String::new();
-        prometheus_client::encoding::text::encode(&mut text, &self.registry)?;
-        Ok(text)
+        let encoded = prometheus_client::encoding::text::encode(&mut text, &self.registry);
+        self.collector.scrape.lock().stats = None;
+        encoded.map(|()| text)
+    }
+
+    /// The figures of the last second, collected from the shards if they are older; `None`
+    /// when the shards did not answer within [`HEALTH_TIMEOUT`].
+    pub async fn stats(&self) -> Option<Arc<ManagerStats>> {
+        self.cache.stats(&self.source).await
+    }
+
+    /// The scrape of the last second, rendered again if it is older.
+    pub async fn render(&self) -> Result<bytes::Bytes, std::fmt::Error> {
+        self.cache.scrape(self).await
     }
 }
 
-async fn metrics(State(state): State<MetricsState>) -> Response {
-    match state.render().await {
-        Ok(text) => (
-            [(
-                header::CONTENT_TYPE,
-                "application/openmetrics-text; version=1.0.0; charset=utf-8",
-            )],
-            text,
-        )
-            .into_response(),
-        Err(_) => (StatusCode::INTERNAL_SERVER_ERROR, "encoding failed").into_response(),
-    }
-}
-
-/// How long `/healthz` waits for every shard to answer.
-const HEALTH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// Alive when every shard's event loop answers within [`HEALTH_TIMEOUT`] (the I/O runtime is
-/// turning, or this handler would not run).
-async fn healthz(State(state): State<MetricsState>) -> Response {
-    match tokio::time::timeout(HEALTH_TIMEOUT, state.source.collect()).await {
-        Ok(stats) if stats.shards_answering == stats.shards_total => "ok".into_response(),
-        Ok(stats) => (
-            StatusCode::INTERNAL_SERVER_ERROR,
-            format!(
-                "{} of {} shards answered\n",
-                stats.shards_answering, stats.shards_total
-            ),
-        )
-            .into_response(),
-        Err(_) => (
-            StatusCode::INTERNAL_SERVER_ERROR,
-            format!("shards did not answer within {HEALTH_TIMEOUT:?}\n"),
-        )
-            .into_response(),
-    }
-}
-
-/// Ready when every cache has synced from a consistent list and, with leader election on, this
-/// process leads. The detail lists each check and why the manager is degraded, if it is.
-async fn readyz(State(state): State<MetricsState>) -> Response {
-    let informers = state.informers();
-    let mut detail = String::new();
-    for i in &informers {
-        detail.push_str(&format!(
-            "[{}] informer {} synced\n",
-            if i.synced { "+" } else { "-" },
-            i.resource
-        ));
-        if let Some((times, why)) = &i.failure {
-            detail.push_str(&format!(
-                "    {why} ({times} in a row; retrying with backoff)\n"
-            ));
-        }
-    }
-    let leader = state.source.leader();
-    let leading = leader.acting();
-    if leader.enabled {
-        detail.push_str(&format!(
-            "[{}] leader ({})\n",
-            if leading { "+" } else { "-" },
-            leader.identity
-        ));
-    }
-    let mut shards_answer = false;
-    match tokio::time::timeout(HEALTH_TIMEOUT, state.source.collect()).await {
-        Ok(stats) => {
-            shards_answer = stats.shards_answering == stats.shards_total;
-            detail.push_str(&format!(
-                "[{}] shards answering ({} of {})\n",
-                if shards_answer { "+" } else { "-" },
-                stats.shards_answering,
-                stats.shards_total
-            ));
-            for why in stats.degraded() {
-                detail.push_str(&format!("[!] degraded: {why}\n"));
-            }
-        }
-        Err(_) => detail.push_str(&format!(
-            "[-] shards did not answer within {HEALTH_TIMEOUT:?}\n"
-        )),
-    }
-    if informers.iter().all(|i| i.synced) && leading && shards_answer {
-        (StatusCode::OK, format!("{detail}ok\n")).into_response()
-    } else {
-        (
-            StatusCode::SERVICE_UNAVAILABLE,
-            format!("{detail}readyz check failed\n"),
-        )
-            .into_response()
-    }
-}
-
-/// Alive while the I/O runtime turns (this handler runs on it): what the kubelet restarts on.
-async fn livez() -> Response {
-    "ok".into_response()
-}
-
-/// The router: `/metrics`, `/healthz`, `/readyz`, `/livez`.
-pub fn router(state: MetricsState) -> Router {
-    Router::new()
-        .route("/metrics", get(metrics))
-        .route("/healthz", get(healthz))
-        .route("/readyz", get(readyz))
-        .route("/livez", get(livez))
-        .with_state(state)
-}
-
-/// Binds `addr` and serves the endpoint on the current tokio runtime; returns the bound address.
-pub async fn serve(addr: SocketAddr, state: MetricsState) -> std::io::Result<SocketAddr> {
-    let listener = tokio::net::TcpListener::bind(addr).await?;
-    let bound = listener.local_addr()?;
-    tokio::spawn(async move {
-        if let Err(e) = axum::serve(listener, router(state)).await {
-            tracing::error!(error = %e, "metrics endpoint stopped");
-        }
-    });
-    Ok(bound)
-}
+/// How long `/healthz`, `/readyz` and a scrape wait for every shard to answer.
+pub const HEALTH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
