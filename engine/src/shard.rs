@@ -708,9 +708,10 @@ impl Shard {
             c.queue.start(&key);
             c.stats.reconciles += 1;
             match c.reconciler.reconcile(&key, &self.cache, ctx) {
-                Err(_) => {
+                Err(error) => {
                     c.stats.reconcile_errors += 1;
-                    c.queue.finish(&key, Outcome::Failed, now);
+                    let outcome = crate::malformed::settle(&error, &mut c.stats, &mut self.outbox);
+                    c.queue.finish(&key, outcome, now);
                 }
                 Ok(plan)
                     if c.consistency
