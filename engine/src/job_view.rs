@@ -98,7 +98,7 @@ impl JobView {
             .get(&mut c, "completionMode")
             .one_of(&mut c, &["NonIndexed", "Indexed"])
             == Some("Indexed");
-        if indexed && !completions_field.is_present() {
+        if indexed && completions.is_none() && !completions_field.is_present() {
             c.record(
                 "spec.completions",
                 "Required value: when completion mode is Indexed".into(),
