@@ -95,6 +95,7 @@ pub mod store;
 pub mod stress;
 pub mod sts_oracle;
 pub mod typecheck;
+pub mod typecheck_schema;
 pub mod validation;
 pub mod watch;
 pub mod workload;
