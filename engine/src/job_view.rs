@@ -243,7 +243,7 @@ mod tests {
             (json!({"parallelism": "2"}), json!({}), "spec.parallelism"),
             (json!({"completions": -1}), json!({}), "spec.completions"),
             (
-                json!({"completionMode": "Indexed"}),
+                json!({"completionMode": "Indexed", "parallelism": 2}),
                 json!({}),
                 "spec.completions",
             ),

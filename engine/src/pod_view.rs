@@ -237,6 +237,29 @@ impl Projection for PodView {
 
 // ---- the fast path: only what the projection keeps; serde skips every other field ----
 
+/// A struct read from a JSON object only: serde's derived impls also accept a struct as an
+/// array of its fields in order, which no API server sends and the checked read refuses.
+struct MapOnly<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for MapOnly<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Visit<T> {
+            type Value = MapOnly<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<Self::Value, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(MapOnly)
+            }
+        }
+        d.deserialize_map(Visit(std::marker::PhantomData))
+    }
+}
+
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct MetaWire {
@@ -245,7 +268,7 @@ struct MetaWire {
     uid: Option<String>,
     resource_version: Option<String>,
     labels: Option<BTreeMap<String, String>>,
-    owner_references: Option<Vec<OwnerRefWire>>,
+    owner_references: Option<Vec<MapOnly<OwnerRefWire>>>,
     finalizers: Option<Vec<String>>,
     annotations: Option<BTreeMap<String, String>>,
     creation_timestamp: Option<String>,
@@ -287,26 +310,26 @@ struct ContainerStatusWire {
 #[serde(rename_all = "camelCase")]
 struct PodStatusWire {
     phase: Option<String>,
-    conditions: Option<Vec<ConditionWire>>,
-    container_statuses: Option<Vec<ContainerStatusWire>>,
+    conditions: Option<Vec<MapOnly<ConditionWire>>>,
+    container_statuses: Option<Vec<MapOnly<ContainerStatusWire>>>,
 }
 
 /// The JSON shape of a well-formed Pod, as far as [`PodView`] needs it.
 #[derive(Deserialize)]
 struct PodWire {
     #[serde(default)]
-    metadata: Option<MetaWire>,
+    metadata: Option<MapOnly<MetaWire>>,
     #[serde(default)]
-    spec: Option<PodSpecWire>,
+    spec: Option<MapOnly<PodSpecWire>>,
     #[serde(default)]
-    status: Option<PodStatusWire>,
+    status: Option<MapOnly<PodStatusWire>>,
 }
 
 impl PodWire {
     /// The view, if every kept field is well formed; `None` sends the bytes to the checked
     /// read, which says what is wrong (or that the identity is missing).
     fn into_view(self) -> Option<PodView> {
-        let meta = self.metadata?;
+        let meta = self.metadata?.0;
         let (name, uid, rv) = (meta.name?, meta.uid?, meta.resource_version?);
         let time = |t: &Option<String>| match t {
             None => Some(None),
@@ -318,7 +341,10 @@ impl PodWire {
         }
         let terminating = time(&meta.deletion_timestamp)?.is_some();
         let refs = meta.owner_references.unwrap_or_default();
-        let mut controllers = refs.into_iter().filter(|o| o.controller == Some(true));
+        let mut controllers = refs
+            .into_iter()
+            .map(|o| o.0)
+            .filter(|o| o.controller == Some(true));
         let controller = controllers.next().map(|o| OwnerRef {
             kind: o.kind.into(),
             name: o.name.into(),
@@ -335,9 +361,14 @@ impl PodWire {
             None => None,
             Some(text) => Some(completion_index(text)?),
         };
-        let status = self.status.unwrap_or_default();
+        let status = self.status.map(|s| s.0).unwrap_or_default();
         let phase = phase_of(status.phase.as_deref())?;
-        let conditions = status.conditions.unwrap_or_default();
+        let conditions: Vec<ConditionWire> = status
+            .conditions
+            .unwrap_or_default()
+            .into_iter()
+            .map(|c| c.0)
+            .collect();
         for c in &conditions {
             time(&c.last_transition_time)?;
         }
@@ -349,7 +380,7 @@ impl PodWire {
         }
         let mut restarts = 0i32;
         for s in status.container_statuses.unwrap_or_default() {
-            let count = s.restart_count.unwrap_or(0);
+            let count = s.0.restart_count.unwrap_or(0);
             if count < 0 {
                 return None;
             }
@@ -363,7 +394,7 @@ impl PodWire {
             controller,
             node_name: self
                 .spec
-                .and_then(|s| s.node_name)
+                .and_then(|s| s.0.node_name)
                 .filter(|n| !n.is_empty())
                 .map(Into::into),
             phase,

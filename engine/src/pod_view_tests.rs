@@ -131,3 +131,15 @@ fn a_pod_without_a_resource_version_is_a_decode_error() {
         Err(DecodeError::Missing("metadata.resourceVersion"))
     );
 }
+
+#[test]
+fn a_struct_sent_as_an_array_is_malformed_not_read_positionally() {
+    // Found by fuzzing: serde's derived decoders also take a struct as an array of its fields.
+    let json = br#"{"metadata":{"name":"p","uid":"u","resourceVersion":"1"},"spec":[null],"status":["Running"]}"#;
+    let (pod, malformed) = PodView::decode(json).expect("identity is readable");
+    assert!(malformed);
+    let m = pod.malformed.expect("malformed");
+    let paths: Vec<_> = m.fields().iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths, ["spec", "status"]);
+    assert!(PodView::from_json(br#"{"metadata":["p","ns","u","1"]}"#).is_err());
+}

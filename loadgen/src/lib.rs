@@ -100,6 +100,9 @@ pub mod validation;
 pub mod watch;
 pub mod workload;
 
+#[cfg(test)]
+mod fuzz_tests;
+
 pub use deletion::{DeleteOptions, Deleted, Propagation};
 pub use faults::Faults;
 pub use oracle::{ReplicaSetTruth, Verb, Violation, ViolationKind, WriteRecord};

@@ -216,6 +216,9 @@ fn with_status(job: &JobView, update: StatusUpdate<'_>) -> Result<Value, Reconci
         let conditions = status
             .entry("conditions")
             .or_insert_with(|| Value::Array(Vec::new()));
+        if conditions.is_null() {
+            *conditions = Value::Array(Vec::new());
+        }
         let Value::Array(conditions) = conditions else {
             return Err(unbuildable("status.conditions is not an array"));
         };
@@ -476,6 +479,23 @@ mod tests {
             Action::UpdateStatus { body, .. } => Some(&body["status"]),
             _ => None,
         })
+    }
+
+    #[test]
+    fn a_null_conditions_list_gets_the_finished_condition() {
+        let j = job(
+            json!({"completions": 1, "parallelism": 1}),
+            json!({"succeeded": 1, "conditions": null, "startTime": "2026-01-01T00:00:00Z"}),
+        );
+        let p = plan(&j, vec![]);
+        let status = p.steps.iter().flatten().find_map(|a| match a {
+            Action::UpdateStatus { body, .. } => Some(body["status"].clone()),
+            _ => None,
+        });
+        assert_eq!(
+            status.map(|s| s["conditions"][0]["type"].clone()),
+            Some(json!("Complete"))
+        );
     }
 
     #[test]

@@ -97,12 +97,18 @@ fn ready_unknown(node: &NodeView, stamp: &str) -> Result<Value, ReconcileError> 
     let status = object
         .entry("status")
         .or_insert_with(|| Value::Object(Map::new()));
+    if status.is_null() {
+        *status = Value::Object(Map::new());
+    }
     let Value::Object(status) = status else {
         return Err(unbuildable(&node.key, "status is not an object"));
     };
     let conditions = status
         .entry("conditions")
         .or_insert_with(|| Value::Array(Vec::new()));
+    if conditions.is_null() {
+        *conditions = Value::Array(Vec::new());
+    }
     let Value::Array(conditions) = conditions else {
         return Err(unbuildable(&node.key, "status.conditions is not an array"));
     };
@@ -375,6 +381,9 @@ mod tests {
         for value in [
             json!({"metadata": {"name": "n1", "uid": "u", "resourceVersion": "5"}}),
             json!({"metadata": {"name": "n1", "uid": "u", "resourceVersion": "5"}, "status": {}}),
+            json!({"metadata": {"name": "n1", "uid": "u", "resourceVersion": "5"}, "status": null}),
+            json!({"metadata": {"name": "n1", "uid": "u", "resourceVersion": "5"},
+                   "status": {"conditions": null}}),
         ] {
             let node = NodeView::from_value(value).expect("node");
             let body = ready_unknown(&node, "2026-01-01T00:00:00Z").expect("body");
