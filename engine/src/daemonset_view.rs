@@ -1,11 +1,106 @@
-//! The DaemonSet projection: its Pod template and scheduling constraints (node selector, node
-//! affinity by name, tolerations), the rolling update's `maxUnavailable`, and its status.
+//! The DaemonSet projection: its Pod template and scheduling constraints (node selector,
+//! required node affinity, tolerations), its update strategy and its status, all checked.
 
+use crate::checked::{Checker, Field, IntOrPercent};
 use crate::key::{ObjectKey, Uid};
-use crate::object::DecodeError;
+use crate::labels::LabelSelector;
+use crate::malformed::{Malformed, Projection};
+use crate::node_views::{NodeView, TAINT_EFFECTS, Taint};
+use crate::object::{DecodeError, read_meta};
+use crate::pod_template::PodTemplate;
+use crate::resource::Resource;
 use crate::rv::ResourceVersion;
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::sync::Arc;
+
+/// One toleration of the Pod template.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Toleration {
+    /// The taint key it tolerates (empty: every key, with `Exists`).
+    pub key: String,
+    /// `Exists` (any value) rather than `Equal`.
+    pub exists: bool,
+    /// The value for `Equal`.
+    pub value: String,
+    /// The effect it tolerates (empty: every effect).
+    pub effect: String,
+}
+
+impl Toleration {
+    fn tolerates(&self, taint: &Taint) -> bool {
+        (self.effect.is_empty() || self.effect == taint.effect)
+            && (self.key.is_empty() || self.key == taint.key)
+            && (self.exists || Some(self.value.as_str()) == taint.value.as_deref().or(Some("")))
+    }
+}
+
+/// One requirement of a node selector term.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeRequirement {
+    /// The label (or, for a field requirement, `metadata.name`).
+    pub key: String,
+    /// `In`, `NotIn`, `Exists`, `DoesNotExist`, `Gt` or `Lt`.
+    pub operator: String,
+    /// The values.
+    pub values: Vec<String>,
+}
+
+impl NodeRequirement {
+    fn matches(&self, value: Option<&str>) -> bool {
+        let number = |s: &str| s.parse::<i64>().ok();
+        match self.operator.as_str() {
+            "In" => value.is_some_and(|v| self.values.iter().any(|x| x == v)),
+            "NotIn" => value.is_none_or(|v| self.values.iter().all(|x| x != v)),
+            "Exists" => value.is_some(),
+            "DoesNotExist" => value.is_none(),
+            "Gt" | "Lt" => {
+                let (Some(have), Some(bound)) = (
+                    value.and_then(number),
+                    self.values.first().and_then(|b| number(b)),
+                ) else {
+                    return false;
+                };
+                if self.operator == "Gt" {
+                    have > bound
+                } else {
+                    have < bound
+                }
+            }
+            _ => false,
+        }
+    }
+}
+
+/// A term of `requiredDuringSchedulingIgnoredDuringExecution`: every requirement holds.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NodeSelectorTerm {
+    /// Requirements on the Node's labels.
+    pub match_expressions: Vec<NodeRequirement>,
+    /// Requirements on the Node's fields (only `metadata.name`, as upstream).
+    pub match_fields: Vec<NodeRequirement>,
+}
+
+/// The DaemonSet status the controller writes.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DaemonSetStatus {
+    /// status.desiredNumberScheduled.
+    pub desired_number_scheduled: i32,
+    /// status.currentNumberScheduled.
+    pub current_number_scheduled: i32,
+    /// status.numberReady.
+    pub number_ready: i32,
+    /// status.numberAvailable.
+    pub number_available: i32,
+    /// status.numberUnavailable.
+    pub number_unavailable: i32,
+    /// status.updatedNumberScheduled.
+    pub updated_number_scheduled: i32,
+    /// status.numberMisscheduled.
+    pub number_misscheduled: i32,
+    /// status.observedGeneration.
+    pub observed_generation: i64,
+}
 
 /// A DaemonSet.
 #[derive(Clone, Debug, PartialEq)]
@@ -20,8 +115,48 @@ pub struct DaemonSetView {
     pub generation: i64,
     /// metadata.deletionTimestamp is set.
     pub terminating: bool,
-    /// The whole object as last observed.
+    /// spec.selector.
+    pub selector: LabelSelector,
+    /// spec.template.
+    pub template: Arc<PodTemplate>,
+    /// spec.template.spec.nodeSelector.
+    pub node_selector: BTreeMap<String, String>,
+    /// The required node affinity's terms (`None`: no required affinity).
+    pub affinity: Option<Vec<NodeSelectorTerm>>,
+    /// spec.template.spec.tolerations.
+    pub tolerations: Vec<Toleration>,
+    /// spec.updateStrategy.type is `OnDelete`: old Pods are replaced only when deleted by hand.
+    pub on_delete: bool,
+    /// spec.updateStrategy.rollingUpdate.maxUnavailable (default 1).
+    pub max_unavailable: IntOrPercent,
+    /// The current status.
+    pub status: DaemonSetStatus,
+    /// Why the controller must not act on it, if a field it reads is unusable.
+    pub malformed: Option<Arc<Malformed>>,
+    /// The whole object as last observed (a JSON object).
     pub raw: Arc<Value>,
+}
+
+const NODE_OPERATORS: [&str; 6] = ["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"];
+
+fn requirements(f: &Field<'_>, c: &mut Checker) -> Vec<NodeRequirement> {
+    let mut out = Vec::new();
+    for r in f.items(c) {
+        c.object(&r);
+        let key = r.get(c, "key").string(c);
+        let operator = r.get(c, "operator").one_of(c, &NODE_OPERATORS);
+        let values = r.get(c, "values").strings(c);
+        if let (Some(key), Some(operator)) = (key, operator) {
+            out.push(NodeRequirement {
+                key: key.to_string(),
+                operator: operator.to_string(),
+                values,
+            });
+        } else if r.is_present() {
+            c.record(r.path(), "Required value: key and operator".into());
+        }
+    }
+    out
 }
 
 impl DaemonSetView {
@@ -32,151 +167,158 @@ impl DaemonSetView {
         Self::from_value(value)
     }
 
-    /// Decodes a DaemonSet from a parsed object.
+    /// Decodes a DaemonSet from a parsed object, every field the controller reads checked.
     pub fn from_value(value: Value) -> Result<Self, DecodeError> {
-        let meta = value
-            .get("metadata")
-            .ok_or(DecodeError::Missing("metadata"))?;
-        let text = |field: &'static str| meta.get(field).and_then(Value::as_str);
-        let name = text("name").ok_or(DecodeError::Missing("metadata.name"))?;
-        let uid = text("uid").ok_or(DecodeError::Missing("metadata.uid"))?;
-        if value.pointer("/spec/template").is_none() {
-            return Err(DecodeError::Missing("spec.template"));
+        let mut c = Checker::default();
+        let meta = read_meta(&value, &mut c)?;
+        let root = Field::root(&value);
+        let spec = root.get(&mut c, "spec");
+        let selector = LabelSelector::read(&spec.get(&mut c, "selector"), &mut c);
+        let template = PodTemplate::read(&root, &mut c);
+        let pod_spec = spec.get(&mut c, "template.spec");
+        let node_selector = pod_spec.get(&mut c, "nodeSelector").string_map(&mut c);
+        let required = pod_spec.get(
+            &mut c,
+            "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+        );
+        let affinity = required.is_present().then(|| {
+            required
+                .get(&mut c, "nodeSelectorTerms")
+                .items(&mut c)
+                .into_iter()
+                .map(|t| {
+                    c.object(&t);
+                    NodeSelectorTerm {
+                        match_expressions: requirements(&t.get(&mut c, "matchExpressions"), &mut c),
+                        match_fields: requirements(&t.get(&mut c, "matchFields"), &mut c),
+                    }
+                })
+                .collect()
+        });
+        let mut tolerations = Vec::new();
+        for t in pod_spec.get(&mut c, "tolerations").items(&mut c) {
+            c.object(&t);
+            let operator = t
+                .get(&mut c, "operator")
+                .one_of(&mut c, &["Exists", "Equal", ""]);
+            let mut effects = vec![""];
+            effects.extend(TAINT_EFFECTS);
+            let effect = t.get(&mut c, "effect").one_of(&mut c, &effects);
+            t.get(&mut c, "tolerationSeconds").int64(&mut c, i64::MIN);
+            tolerations.push(Toleration {
+                key: t
+                    .get(&mut c, "key")
+                    .string(&mut c)
+                    .unwrap_or("")
+                    .to_string(),
+                exists: operator == Some("Exists"),
+                value: t
+                    .get(&mut c, "value")
+                    .string(&mut c)
+                    .unwrap_or("")
+                    .to_string(),
+                effect: effect.unwrap_or("").to_string(),
+            });
         }
+        let strategy = spec.get(&mut c, "updateStrategy");
+        let on_delete = strategy
+            .get(&mut c, "type")
+            .one_of(&mut c, &["RollingUpdate", "OnDelete"])
+            == Some("OnDelete");
+        let max_unavailable = strategy
+            .get(&mut c, "rollingUpdate.maxUnavailable")
+            .int_or_percent(&mut c)
+            .unwrap_or(IntOrPercent::Int(1));
+        strategy
+            .get(&mut c, "rollingUpdate.maxSurge")
+            .int_or_percent(&mut c);
+        spec.get(&mut c, "minReadySeconds").int32(&mut c, 0);
+        let status = root.get(&mut c, "status");
+        let mut count = |name: &str| status.get(&mut c, name).int32(&mut c, 0).unwrap_or(0);
+        let status = DaemonSetStatus {
+            desired_number_scheduled: count("desiredNumberScheduled"),
+            current_number_scheduled: count("currentNumberScheduled"),
+            number_ready: count("numberReady"),
+            number_available: count("numberAvailable"),
+            number_unavailable: count("numberUnavailable"),
+            updated_number_scheduled: count("updatedNumberScheduled"),
+            number_misscheduled: count("numberMisscheduled"),
+            observed_generation: status
+                .get(&mut c, "observedGeneration")
+                .int64(&mut c, 0)
+                .unwrap_or(0),
+        };
         Ok(DaemonSetView {
-            key: ObjectKey::new(text("namespace").unwrap_or(""), name),
-            uid: Uid::new(uid),
-            resource_version: text("resourceVersion").and_then(|v| ResourceVersion::parse(v).ok()),
-            generation: meta.get("generation").and_then(Value::as_i64).unwrap_or(0),
-            terminating: meta.get("deletionTimestamp").is_some_and(|t| !t.is_null()),
+            key: meta.key,
+            uid: meta.uid,
+            resource_version: meta.resource_version,
+            generation: meta.generation,
+            terminating: meta.terminating,
+            selector,
+            template: Arc::new(template),
+            node_selector,
+            affinity,
+            tolerations,
+            on_delete,
+            max_unavailable,
+            status,
+            malformed: c.finish(),
             raw: Arc::new(value),
         })
     }
 
-    /// `spec.updateStrategy.rollingUpdate.maxUnavailable` against `nodes` eligible Nodes
-    /// (an integer or a percentage rounded up; default 1; at least 1).
+    /// How many eligible Nodes may be without a ready Pod during a rollout, against `nodes`
+    /// eligible Nodes (a percentage rounded up; at least 1).
     pub fn max_unavailable(&self, nodes: usize) -> usize {
-        let v = self
-            .raw
-            .pointer("/spec/updateStrategy/rollingUpdate/maxUnavailable");
-        let n = match v {
-            Some(Value::Number(n)) => n.as_u64().map_or(1, |n| n as usize),
-            Some(Value::String(s)) => s
-                .strip_suffix('%')
-                .and_then(|p| p.parse::<usize>().ok())
-                .map_or(1, |p| (nodes * p).div_ceil(100)),
-            _ => 1,
-        };
-        n.max(1)
+        self.max_unavailable.scaled(nodes).max(1)
     }
 
-    /// Whether a Node with `labels`, `name` and `taints` runs this DaemonSet's Pod: the node
-    /// selector matches, node affinity by `metadata.name` (if any) names it, and every
-    /// NoSchedule/NoExecute taint is tolerated.
-    pub fn wants(&self, node: &Value) -> bool {
-        let spec = self.raw.pointer("/spec/template/spec");
-        let labels = &node["metadata"]["labels"];
-        let name = node["metadata"]["name"].as_str().unwrap_or("");
-        let selector_ok = spec
-            .and_then(|s| s.get("nodeSelector"))
-            .and_then(Value::as_object)
-            .is_none_or(|sel| sel.iter().all(|(k, v)| labels.get(k) == Some(v)));
-        let terms = spec.and_then(|s| {
-            s.pointer("/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms")
-                .and_then(Value::as_array)
-        });
-        let affinity_ok = terms.is_none_or(|terms| {
+    /// Whether `node` runs this DaemonSet's Pod: the node selector matches, a term of the
+    /// required node affinity (if any) matches, and every NoSchedule/NoExecute taint is
+    /// tolerated (DaemonSet Pods tolerate not-ready and unreachable, as upstream adds).
+    pub fn wants(&self, node: &NodeView) -> bool {
+        let selector_ok = self
+            .node_selector
+            .iter()
+            .all(|(k, v)| node.labels.get(k) == Some(v.as_str()));
+        let affinity_ok = self.affinity.as_ref().is_none_or(|terms| {
             terms.iter().any(|t| {
-                t["matchFields"].as_array().is_none_or(|fields| {
-                    fields.iter().all(|f| {
-                        f["key"] != "metadata.name"
-                            || (f["operator"] == "In"
-                                && f["values"]
-                                    .as_array()
-                                    .is_some_and(|vs| vs.iter().any(|v| v == name)))
-                    })
-                })
+                (!t.match_expressions.is_empty() || !t.match_fields.is_empty())
+                    && t.match_expressions
+                        .iter()
+                        .all(|r| r.matches(node.labels.get(&r.key)))
+                    && t.match_fields
+                        .iter()
+                        .all(|r| r.key == "metadata.name" && r.matches(Some(node.key.name())))
             })
         });
-        let tolerations: Vec<&Value> = spec
-            .and_then(|s| s.get("tolerations"))
-            .and_then(Value::as_array)
-            .map(|t| t.iter().collect())
-            .unwrap_or_default();
-        let tolerated = |taint: &Value| {
-            // DaemonSet Pods tolerate not-ready and unreachable, as upstream adds automatically.
-            let key = taint["key"].as_str().unwrap_or("");
-            if matches!(
-                key,
-                "node.kubernetes.io/not-ready" | "node.kubernetes.io/unreachable"
-            ) {
-                return true;
-            }
-            tolerations.iter().any(|t| {
-                let effect_ok = t["effect"]
-                    .as_str()
-                    .is_none_or(|e| e.is_empty() || *e == taint["effect"]);
-                let key_ok = t["key"].as_str().is_none_or(|k| k.is_empty() || k == key);
-                let value_ok = t["operator"] == "Exists" || t["value"] == taint["value"];
-                effect_ok && key_ok && value_ok
-            })
-        };
-        let taints_ok = node["spec"]["taints"].as_array().is_none_or(|ts| {
-            ts.iter()
-                .filter(|t| matches!(t["effect"].as_str(), Some("NoSchedule" | "NoExecute")))
-                .all(tolerated)
-        });
+        let taints_ok = node
+            .taints
+            .iter()
+            .filter(|t| matches!(t.effect.as_str(), "NoSchedule" | "NoExecute"))
+            .all(|taint| {
+                matches!(
+                    taint.key.as_str(),
+                    "node.kubernetes.io/not-ready" | "node.kubernetes.io/unreachable"
+                ) || self.tolerations.iter().any(|t| t.tolerates(taint))
+            });
         selector_ok && affinity_ok && taints_ok
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn ds(template_spec: Value) -> DaemonSetView {
-        DaemonSetView::from_value(json!({
-            "metadata": {"name": "agent", "namespace": "ns", "uid": "d1"},
-            "spec": {"template": {"spec": template_spec},
-                     "updateStrategy": {"rollingUpdate": {"maxUnavailable": "25%"}}},
-        }))
-        .expect("ds")
+impl Projection for DaemonSetView {
+    const RESOURCE: Resource = Resource::DaemonSets;
+    fn object_key(&self) -> &ObjectKey {
+        &self.key
     }
-
-    fn node(name: &str, labels: Value, taints: Value) -> Value {
-        json!({"metadata": {"name": name, "labels": labels}, "spec": {"taints": taints}})
+    fn object_uid(&self) -> &Uid {
+        &self.uid
     }
-
-    #[test]
-    fn selectors_affinity_and_taints_decide_which_nodes_run_the_pod() {
-        let plain = ds(json!({}));
-        assert!(plain.wants(&node("n1", json!({}), json!([]))));
-        assert!(!plain.wants(&node(
-            "n1",
-            json!({}),
-            json!([{"key": "gpu", "effect": "NoSchedule"}])
-        )));
-        assert!(plain.wants(&node(
-            "n1",
-            json!({}),
-            json!([{"key": "node.kubernetes.io/unreachable", "effect": "NoExecute"}])
-        )));
-        let tolerant = ds(json!({"tolerations": [{"key": "gpu", "operator": "Exists"}]}));
-        assert!(tolerant.wants(&node(
-            "n1",
-            json!({}),
-            json!([{"key": "gpu", "effect": "NoSchedule"}])
-        )));
-        let selective = ds(json!({"nodeSelector": {"disk": "ssd"}}));
-        assert!(!selective.wants(&node("n1", json!({"disk": "hdd"}), json!([]))));
-        assert!(selective.wants(&node("n1", json!({"disk": "ssd"}), json!([]))));
-        let pinned = ds(
-            json!({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-            "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n2"]}]}]}}}}),
-        );
-        assert!(!pinned.wants(&node("n1", json!({}), json!([]))));
-        assert!(pinned.wants(&node("n2", json!({}), json!([]))));
-        assert_eq!(plain.max_unavailable(10), 3, "25% of 10 rounded up");
+    fn malformed(&self) -> Option<&Arc<Malformed>> {
+        self.malformed.as_ref()
     }
 }
+
+#[cfg(test)]
+#[path = "daemonset_view_tests.rs"]
+mod tests;

@@ -1,8 +1,13 @@
-//! The Job projection (batch/v1): what the Job controller reads, and the whole object for its
-//! status writes.
+//! The Job projection (batch/v1): what the Job controller reads, checked, and the whole object
+//! for its status writes.
 
+use crate::checked::{Checker, Field};
+use crate::index_set::IndexSet;
 use crate::key::{ObjectKey, Uid};
-use crate::object::DecodeError;
+use crate::malformed::{Malformed, Projection};
+use crate::object::{DecodeError, read_meta};
+use crate::pod_template::PodTemplate;
+use crate::resource::Resource;
 use crate::rv::ResourceVersion;
 use std::sync::Arc;
 
@@ -19,11 +24,11 @@ pub struct JobStatus {
     pub uncounted_succeeded: Vec<String>,
     /// status.uncountedTerminatedPods.failed.
     pub uncounted_failed: Vec<String>,
-    /// status.completedIndexes, for Indexed Jobs (as a sorted list of indexes).
-    pub completed_indexes: Vec<u32>,
+    /// status.completedIndexes, for Indexed Jobs.
+    pub completed_indexes: IndexSet,
     /// status.startTime (Unix seconds).
     pub start_time: Option<i64>,
-    /// status.completionTime is set.
+    /// A `Complete` condition is True.
     pub completed: bool,
     /// A `Failed` condition is True.
     pub failed_condition: bool,
@@ -40,7 +45,8 @@ pub struct JobView {
     pub resource_version: Option<ResourceVersion>,
     /// spec.parallelism (default 1).
     pub parallelism: i32,
-    /// spec.completions (`None`: a work queue, done when one Pod succeeds).
+    /// spec.completions (`None`: a work queue, done when one Pod succeeds; defaults to 1 when
+    /// parallelism is absent too, as upstream).
     pub completions: Option<i32>,
     /// spec.backoffLimit (default 6).
     pub backoff_limit: i32,
@@ -50,51 +56,17 @@ pub struct JobView {
     pub indexed: bool,
     /// spec.suspend.
     pub suspended: bool,
+    /// spec.template.
+    pub template: Arc<PodTemplate>,
     /// metadata.deletionTimestamp is set.
     pub terminating: bool,
     /// The status.
     pub status: JobStatus,
-    /// The whole object as last observed.
+    /// Why the controller must not act on it, if a field it reads is unusable.
+    pub malformed: Option<Arc<Malformed>>,
+    /// The whole object as last observed (a JSON object whose `status`, if present, is an
+    /// object and whose `status.conditions`, if present, is an array).
     pub raw: Arc<serde_json::Value>,
-}
-
-/// Parses `1,3-5` into `[1, 3, 4, 5]`; malformed parts are skipped.
-pub fn parse_indexes(text: &str) -> Vec<u32> {
-    let mut out = Vec::new();
-    for part in text.split(',').filter(|p| !p.is_empty()) {
-        match part.split_once('-') {
-            Some((a, b)) => {
-                if let (Ok(a), Ok(b)) = (a.parse::<u32>(), b.parse::<u32>()) {
-                    out.extend(a..=b.min(a.saturating_add(100_000)));
-                }
-            }
-            None => out.extend(part.parse::<u32>().ok()),
-        }
-    }
-    out.sort_unstable();
-    out.dedup();
-    out
-}
-
-/// Formats sorted indexes as `1,3-5`.
-pub fn format_indexes(indexes: &[u32]) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < indexes.len() {
-        let start = indexes[i];
-        let mut end = start;
-        while i + 1 < indexes.len() && indexes[i + 1] == end + 1 {
-            i += 1;
-            end = indexes[i];
-        }
-        parts.push(if start == end {
-            start.to_string()
-        } else {
-            format!("{start}-{end}")
-        });
-        i += 1;
-    }
-    parts.join(",")
 }
 
 impl JobView {
@@ -105,68 +77,107 @@ impl JobView {
         Self::from_value(value)
     }
 
-    /// Decodes a Job from a parsed object.
+    /// Decodes a Job from a parsed object, every field the controller reads checked.
     pub fn from_value(value: serde_json::Value) -> Result<Self, DecodeError> {
-        let meta = value
-            .get("metadata")
-            .ok_or(DecodeError::Missing("metadata"))?;
-        let text = |field: &'static str| meta.get(field).and_then(serde_json::Value::as_str);
-        let name = text("name").ok_or(DecodeError::Missing("metadata.name"))?;
-        let uid = text("uid").ok_or(DecodeError::Missing("metadata.uid"))?;
-        if value.pointer("/spec/template").is_none() {
-            return Err(DecodeError::Missing("spec.template"));
+        let mut c = Checker::default();
+        let meta = read_meta(&value, &mut c)?;
+        let root = Field::root(&value);
+        let spec = root.get(&mut c, "spec");
+        let parallelism = spec.get(&mut c, "parallelism").int32(&mut c, 0);
+        let completions_field = spec.get(&mut c, "completions");
+        let mut completions = c.int32(&completions_field, 0);
+        if parallelism.is_none() && !completions_field.is_present() {
+            completions = Some(1);
         }
-        let int = |path: &str| value.pointer(path).and_then(serde_json::Value::as_i64);
-        let narrow = |n: i64| i32::try_from(n).unwrap_or(i32::MAX);
-        let uids = |path: &str| -> Vec<String> {
-            value
-                .pointer(path)
-                .and_then(serde_json::Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|u| u.as_str().map(str::to_string))
-                        .collect()
-                })
-                .unwrap_or_default()
+        let backoff_limit = spec
+            .get(&mut c, "backoffLimit")
+            .int32(&mut c, 0)
+            .unwrap_or(6);
+        let active_deadline_seconds = spec.get(&mut c, "activeDeadlineSeconds").int64(&mut c, 0);
+        let indexed = spec
+            .get(&mut c, "completionMode")
+            .one_of(&mut c, &["NonIndexed", "Indexed"])
+            == Some("Indexed");
+        if indexed && completions.is_none() && !completions_field.is_present() {
+            c.record(
+                "spec.completions",
+                "Required value: when completion mode is Indexed".into(),
+            );
+        }
+        let suspended = spec.get(&mut c, "suspend").boolean(&mut c).unwrap_or(false);
+        if spec.get(&mut c, "selector").is_present() {
+            crate::labels::LabelSelector::read(&spec.get(&mut c, "selector"), &mut c);
+        }
+        let template = PodTemplate::read(&root, &mut c);
+        let status = root.get(&mut c, "status");
+        let mut count = |name: &str| status.get(&mut c, name).int32(&mut c, 0).unwrap_or(0);
+        let (active, succeeded, failed) = (count("active"), count("succeeded"), count("failed"));
+        let uncounted_succeeded = status
+            .get(&mut c, "uncountedTerminatedPods.succeeded")
+            .strings(&mut c);
+        let uncounted_failed = status
+            .get(&mut c, "uncountedTerminatedPods.failed")
+            .strings(&mut c);
+        let indexes_field = status.get(&mut c, "completedIndexes");
+        let completed_indexes = match c.string(&indexes_field) {
+            None => IndexSet::default(),
+            Some(text) => {
+                let limit = completions.and_then(|n| u32::try_from(n).ok());
+                match IndexSet::parse(text) {
+                    Some(set) if set.max().is_none_or(|m| limit.is_none_or(|l| m < l)) => set,
+                    _ => {
+                        c.record(
+                            indexes_field.path(),
+                            format!(
+                                "{:?}: not ascending indexes below spec.completions",
+                                cut(text)
+                            ),
+                        );
+                        IndexSet::default()
+                    }
+                }
+            }
         };
-        let condition = |kind: &str| {
-            value
-                .pointer("/status/conditions")
-                .and_then(serde_json::Value::as_array)
-                .is_some_and(|cs| {
-                    cs.iter()
-                        .any(|c| c["type"] == kind && c["status"] == "True")
-                })
-        };
+        let start_time = status.get(&mut c, "startTime").timestamp(&mut c);
+        status.get(&mut c, "completionTime").timestamp(&mut c);
+        let (mut completed, mut failed_condition) = (false, false);
+        for condition in status.get(&mut c, "conditions").items(&mut c) {
+            c.object(&condition);
+            let kind = condition.get(&mut c, "type").string(&mut c);
+            let on = condition
+                .get(&mut c, "status")
+                .one_of(&mut c, &["True", "False", "Unknown"])
+                == Some("True");
+            condition
+                .get(&mut c, "lastTransitionTime")
+                .timestamp(&mut c);
+            completed |= on && kind == Some("Complete");
+            failed_condition |= on && kind == Some("Failed");
+        }
         Ok(JobView {
-            key: ObjectKey::new(text("namespace").unwrap_or(""), name),
-            uid: Uid::new(uid),
-            resource_version: text("resourceVersion").and_then(|v| ResourceVersion::parse(v).ok()),
-            parallelism: int("/spec/parallelism").map_or(1, narrow),
-            completions: int("/spec/completions").map(narrow),
-            backoff_limit: int("/spec/backoffLimit").map_or(6, narrow),
-            active_deadline_seconds: int("/spec/activeDeadlineSeconds"),
-            indexed: value.pointer("/spec/completionMode") == Some(&"Indexed".into()),
-            suspended: value.pointer("/spec/suspend") == Some(&true.into()),
-            terminating: meta.get("deletionTimestamp").is_some_and(|t| !t.is_null()),
+            key: meta.key,
+            uid: meta.uid,
+            resource_version: meta.resource_version,
+            parallelism: parallelism.unwrap_or(1),
+            completions,
+            backoff_limit,
+            active_deadline_seconds,
+            indexed,
+            suspended,
+            template: Arc::new(template),
+            terminating: meta.terminating,
             status: JobStatus {
-                active: int("/status/active").map_or(0, narrow),
-                succeeded: int("/status/succeeded").map_or(0, narrow),
-                failed: int("/status/failed").map_or(0, narrow),
-                uncounted_succeeded: uids("/status/uncountedTerminatedPods/succeeded"),
-                uncounted_failed: uids("/status/uncountedTerminatedPods/failed"),
-                completed_indexes: value
-                    .pointer("/status/completedIndexes")
-                    .and_then(serde_json::Value::as_str)
-                    .map(parse_indexes)
-                    .unwrap_or_default(),
-                start_time: value
-                    .pointer("/status/startTime")
-                    .and_then(serde_json::Value::as_str)
-                    .and_then(crate::time::parse_rfc3339),
-                completed: condition("Complete"),
-                failed_condition: condition("Failed"),
+                active,
+                succeeded,
+                failed,
+                uncounted_succeeded,
+                uncounted_failed,
+                completed_indexes,
+                start_time,
+                completed,
+                failed_condition,
             },
+            malformed: c.finish(),
             raw: Arc::new(value),
         })
     }
@@ -177,16 +188,91 @@ impl JobView {
     }
 }
 
+fn cut(text: &str) -> &str {
+    let mut end = text.len().min(64);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+impl Projection for JobView {
+    const RESOURCE: Resource = Resource::Jobs;
+    fn object_key(&self) -> &ObjectKey {
+        &self.key
+    }
+    fn object_uid(&self) -> &Uid {
+        &self.uid
+    }
+    fn malformed(&self) -> Option<&Arc<Malformed>> {
+        self.malformed.as_ref()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    fn job(spec: serde_json::Value, status: serde_json::Value) -> JobView {
+        let mut spec = spec;
+        if let Some(m) = spec.as_object_mut() {
+            m.insert("template".into(), json!({"spec": {}}));
+        }
+        JobView::from_value(
+            json!({"metadata": {"name": "pi", "uid": "u"}, "spec": spec, "status": status}),
+        )
+        .expect("identity")
+    }
 
     #[test]
-    fn indexes_round_trip_through_their_compact_form() {
-        let indexes = parse_indexes("0,2-4,7");
-        assert_eq!(indexes, vec![0, 2, 3, 4, 7]);
-        assert_eq!(format_indexes(&indexes), "0,2-4,7");
-        assert_eq!(parse_indexes("x,1"), vec![1]);
-        assert_eq!(format_indexes(&[]), "");
+    fn absent_counts_take_upstream_defaults() {
+        let j = job(json!({}), json!({}));
+        assert_eq!(
+            (j.parallelism, j.completions, j.backoff_limit),
+            (1, Some(1), 6)
+        );
+        let queue = job(json!({"parallelism": 3}), json!({}));
+        assert_eq!((queue.parallelism, queue.completions), (3, None));
+        assert!(j.malformed.is_none() && queue.malformed.is_none());
+    }
+
+    #[test]
+    fn counts_modes_and_indexes_of_the_wrong_shape_are_malformed() {
+        for (spec, status, path) in [
+            (json!({"parallelism": "2"}), json!({}), "spec.parallelism"),
+            (json!({"completions": -1}), json!({}), "spec.completions"),
+            (
+                json!({"completionMode": "Indexed", "parallelism": 2}),
+                json!({}),
+                "spec.completions",
+            ),
+            (
+                json!({"completionMode": "Sideways"}),
+                json!({}),
+                "spec.completionMode",
+            ),
+            (json!({"suspend": "yes"}), json!({}), "spec.suspend"),
+            (
+                json!({"completions": 3, "completionMode": "Indexed"}),
+                json!({"completedIndexes": "0-7"}),
+                "status.completedIndexes",
+            ),
+            (
+                json!({}),
+                json!({"uncountedTerminatedPods": {"succeeded": [1]}}),
+                "status.uncountedTerminatedPods.succeeded[0]",
+            ),
+            (
+                json!({}),
+                json!({"conditions": [{"type": "Complete", "status": "Yes"}]}),
+                "status.conditions[0].status",
+            ),
+            (json!({}), json!({"startTime": 5}), "status.startTime"),
+        ] {
+            let j = job(spec, status);
+            let m = j.malformed.expect(path);
+            assert_eq!(m.fields()[0].path, path);
+        }
     }
 }

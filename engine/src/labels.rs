@@ -1,5 +1,6 @@
 //! Labels and label selectors (`matchLabels` and `matchExpressions`) as the API defines them.
 
+use crate::checked::{Checker, Field};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -57,7 +58,52 @@ pub struct LabelSelector {
     pub match_expressions: Vec<Requirement>,
 }
 
+/// The operators of `matchExpressions`.
+pub const OPERATORS: [&str; 4] = ["In", "NotIn", "Exists", "DoesNotExist"];
+
 impl LabelSelector {
+    /// Reads a selector with every field checked as upstream's `ValidateLabelSelector` would:
+    /// string maps, known operators, values for `In`/`NotIn` and none for `Exists`.
+    pub fn read(f: &Field<'_>, c: &mut Checker) -> Self {
+        c.object(f);
+        let match_labels = f.get(c, "matchLabels").string_map(c);
+        let mut match_expressions = Vec::new();
+        for e in f.get(c, "matchExpressions").items(c) {
+            c.object(&e);
+            let key_field = e.get(c, "key");
+            let key = c.string(&key_field);
+            let operator = e.get(c, "operator").one_of(c, &OPERATORS);
+            let values_field = e.get(c, "values");
+            let values = c.strings(&values_field);
+            if e.is_present() && key.is_none_or(str::is_empty) && !key_field.is_present() {
+                c.record(key_field.path(), "Required value".into());
+            }
+            match operator {
+                Some("In" | "NotIn") if values.is_empty() => c.record(
+                    values_field.path(),
+                    "Required value: must be specified when `operator` is 'In' or 'NotIn'".into(),
+                ),
+                Some("Exists" | "DoesNotExist") if !values.is_empty() => c.record(
+                    values_field.path(),
+                    "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
+                        .into(),
+                ),
+                _ => {}
+            }
+            if let (Some(key), Some(operator)) = (key, operator) {
+                match_expressions.push(Requirement {
+                    key: key.to_string(),
+                    operator: operator.to_string(),
+                    values,
+                });
+            }
+        }
+        Self {
+            match_labels,
+            match_expressions,
+        }
+    }
+
     /// Whether `labels` satisfy every requirement. An unknown operator matches nothing, as the
     /// API server would have rejected the selector.
     pub fn matches(&self, labels: &Labels) -> bool {
@@ -106,6 +152,26 @@ mod tests {
             ("canary", "1")
         ])));
         assert!(!selector.matches(&labels(&[("tier", "front")])));
+    }
+
+    #[test]
+    fn a_selector_with_unknown_operators_or_misplaced_values_is_malformed() {
+        for bad in [
+            serde_json::json!({"matchLabels": {"a": 1}}),
+            serde_json::json!({"matchExpressions": [{"key": "a", "operator": "Near"}]}),
+            serde_json::json!({"matchExpressions": [{"key": "a", "operator": "In"}]}),
+            serde_json::json!({"matchExpressions": [{"key": "a", "operator": "Exists", "values": ["x"]}]}),
+            serde_json::json!("app=web"),
+        ] {
+            let mut c = Checker::default();
+            LabelSelector::read(&Field::root(&bad), &mut c);
+            assert!(!c.is_clean(), "{bad}");
+        }
+        let good = serde_json::json!({"matchExpressions": [{"key": "a", "operator": "In", "values": ["x"]}]});
+        let mut c = Checker::default();
+        let selector = LabelSelector::read(&Field::root(&good), &mut c);
+        assert!(c.is_clean());
+        assert!(selector.matches(&labels(&[("a", "x")])));
     }
 
     #[test]

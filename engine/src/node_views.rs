@@ -2,8 +2,12 @@
 //! holder and renew time. Nodes are few (thousands, not millions), so they keep their whole JSON
 //! for the writes that mark them.
 
+use crate::checked::{Checker, Field};
 use crate::key::{ObjectKey, Uid};
-use crate::object::DecodeError;
+use crate::labels::Labels;
+use crate::malformed::{Malformed, Projection};
+use crate::object::{DecodeError, read_meta};
+use crate::resource::Resource;
 use crate::rv::ResourceVersion;
 use std::sync::Arc;
 
@@ -23,6 +27,20 @@ pub enum ReadyStatus {
     Unknown,
 }
 
+/// A Node taint.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Taint {
+    /// The key.
+    pub key: String,
+    /// The value, if any.
+    pub value: Option<String>,
+    /// `NoSchedule`, `PreferNoSchedule` or `NoExecute`.
+    pub effect: String,
+}
+
+/// The taint effects upstream accepts.
+pub const TAINT_EFFECTS: [&str; 3] = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
+
 /// A Node.
 #[derive(Clone, Debug, PartialEq)]
 pub struct NodeView {
@@ -32,13 +50,20 @@ pub struct NodeView {
     pub uid: Uid,
     /// metadata.resourceVersion, when comparable.
     pub resource_version: Option<ResourceVersion>,
+    /// metadata.labels.
+    pub labels: Labels,
+    /// spec.taints.
+    pub taints: Vec<Taint>,
     /// The `Ready` condition, if reported.
     pub ready: Option<ReadyStatus>,
     /// It carries the `node.kubernetes.io/unreachable` taint.
     pub unreachable: bool,
     /// metadata.deletionTimestamp is set.
     pub terminating: bool,
-    /// The whole object as last observed.
+    /// Why no controller may act on it, if a field they read is unusable.
+    pub malformed: Option<Arc<Malformed>>,
+    /// The whole object as last observed (a JSON object whose `status`, if present, is an object
+    /// and whose `status.conditions`, if present, is an array of objects).
     pub raw: Arc<serde_json::Value>,
 }
 
@@ -57,28 +82,8 @@ pub struct LeaseView {
     pub renew_time: Option<Arc<str>>,
     /// metadata.deletionTimestamp is set.
     pub terminating: bool,
-}
-
-struct Identity {
-    key: ObjectKey,
-    uid: Uid,
-    resource_version: Option<ResourceVersion>,
-    terminating: bool,
-}
-
-fn identity(value: &serde_json::Value) -> Result<Identity, DecodeError> {
-    let meta = value
-        .get("metadata")
-        .ok_or(DecodeError::Missing("metadata"))?;
-    let text = |field: &'static str| meta.get(field).and_then(serde_json::Value::as_str);
-    let name = text("name").ok_or(DecodeError::Missing("metadata.name"))?;
-    let uid = text("uid").ok_or(DecodeError::Missing("metadata.uid"))?;
-    Ok(Identity {
-        key: ObjectKey::new(text("namespace").unwrap_or(""), name),
-        uid: Uid::new(uid),
-        resource_version: text("resourceVersion").and_then(|v| ResourceVersion::parse(v).ok()),
-        terminating: meta.get("deletionTimestamp").is_some_and(|t| !t.is_null()),
-    })
+    /// Why no controller may act on it, if a field they read is unusable.
+    pub malformed: Option<Arc<Malformed>>,
 }
 
 fn parse(bytes: &[u8]) -> Result<serde_json::Value, DecodeError> {
@@ -91,27 +96,59 @@ impl NodeView {
         Self::from_value(parse(bytes)?)
     }
 
-    /// Decodes a Node from a parsed object.
+    /// Decodes a Node from a parsed object, every field a controller reads checked.
     pub fn from_value(value: serde_json::Value) -> Result<Self, DecodeError> {
-        let id = identity(&value)?;
-        let ready = value["status"]["conditions"]
-            .as_array()
-            .and_then(|cs| cs.iter().find(|c| c["type"] == "Ready"))
-            .map(|c| match c["status"].as_str() {
-                Some("True") => ReadyStatus::True,
-                Some("False") => ReadyStatus::False,
-                _ => ReadyStatus::Unknown,
-            });
-        let unreachable = value["spec"]["taints"]
-            .as_array()
-            .is_some_and(|ts| ts.iter().any(|t| t["key"] == UNREACHABLE_TAINT));
+        let mut c = Checker::default();
+        let meta = read_meta(&value, &mut c)?;
+        let root = Field::root(&value);
+        let labels = root.get(&mut c, "metadata.labels").string_map(&mut c);
+        let mut ready = None;
+        for condition in root.get(&mut c, "status.conditions").items(&mut c) {
+            if c.object(&condition).is_none() && !condition.is_present() {
+                c.record(condition.path(), "must be an object, got null".into());
+            }
+            let kind = condition.get(&mut c, "type").string(&mut c);
+            let status = condition.get(&mut c, "status");
+            if kind == Some("Ready") && ready.is_none() {
+                ready = match c.one_of(&status, &["True", "False", "Unknown"]) {
+                    Some("True") => Some(ReadyStatus::True),
+                    Some("False") => Some(ReadyStatus::False),
+                    _ => Some(ReadyStatus::Unknown),
+                };
+            } else {
+                c.string(&status);
+            }
+        }
+        let mut taints = Vec::new();
+        for t in root.get(&mut c, "spec.taints").items(&mut c) {
+            c.object(&t);
+            let key = t.get(&mut c, "key").string(&mut c);
+            let value = t.get(&mut c, "value").string(&mut c);
+            let effect = t.get(&mut c, "effect").one_of(&mut c, &TAINT_EFFECTS);
+            t.get(&mut c, "timeAdded").timestamp(&mut c);
+            if let (Some(key), Some(effect)) = (key, effect) {
+                taints.push(Taint {
+                    key: key.to_string(),
+                    value: value.map(str::to_string),
+                    effect: effect.to_string(),
+                });
+            } else if t.is_present() {
+                c.record(
+                    t.path(),
+                    "Required value: a taint has a key and an effect".into(),
+                );
+            }
+        }
         Ok(NodeView {
-            key: id.key,
-            uid: id.uid,
-            resource_version: id.resource_version,
+            key: meta.key,
+            uid: meta.uid,
+            resource_version: meta.resource_version,
+            labels: Labels::from_map(labels),
+            unreachable: taints.iter().any(|t| t.key == UNREACHABLE_TAINT),
+            taints,
             ready,
-            unreachable,
-            terminating: id.terminating,
+            terminating: meta.terminating,
+            malformed: c.finish(),
             raw: Arc::new(value),
         })
     }
@@ -123,29 +160,59 @@ impl NodeView {
 }
 
 impl LeaseView {
-    /// Decodes a Lease from JSON bytes.
+    /// Decodes a Lease from JSON bytes, every field checked.
     pub fn from_json(bytes: &[u8]) -> Result<Self, DecodeError> {
         let value = parse(bytes)?;
-        let id = identity(&value)?;
-        let text = |field: &str| {
-            value["spec"][field]
-                .as_str()
-                .filter(|s| !s.is_empty())
-                .map(Arc::<str>::from)
-        };
+        let mut c = Checker::default();
+        let meta = read_meta(&value, &mut c)?;
+        let spec = Field::root(&value).get(&mut c, "spec");
+        let holder = spec.get(&mut c, "holderIdentity").string(&mut c);
+        let renew_field = spec.get(&mut c, "renewTime");
+        c.timestamp(&renew_field);
+        spec.get(&mut c, "acquireTime").timestamp(&mut c);
+        spec.get(&mut c, "leaseDurationSeconds").int32(&mut c, 1);
+        spec.get(&mut c, "leaseTransitions").int32(&mut c, 0);
+        let text = |s: Option<&str>| s.filter(|s| !s.is_empty()).map(Arc::<str>::from);
         Ok(LeaseView {
-            key: id.key,
-            uid: id.uid,
-            resource_version: id.resource_version,
-            holder: text("holderIdentity"),
-            renew_time: text("renewTime"),
-            terminating: id.terminating,
+            key: meta.key,
+            uid: meta.uid,
+            resource_version: meta.resource_version,
+            holder: text(holder),
+            renew_time: text(renew_field.value().and_then(serde_json::Value::as_str)),
+            terminating: meta.terminating,
+            malformed: c.finish(),
         })
     }
 
     /// Whether this is a node Lease, and of which Node.
     pub fn node_key(&self) -> Option<ObjectKey> {
         (self.key.namespace() == NODE_LEASE_NAMESPACE).then(|| ObjectKey::new("", self.key.name()))
+    }
+}
+
+impl Projection for NodeView {
+    const RESOURCE: Resource = Resource::Nodes;
+    fn object_key(&self) -> &ObjectKey {
+        &self.key
+    }
+    fn object_uid(&self) -> &Uid {
+        &self.uid
+    }
+    fn malformed(&self) -> Option<&Arc<Malformed>> {
+        self.malformed.as_ref()
+    }
+}
+
+impl Projection for LeaseView {
+    const RESOURCE: Resource = Resource::Leases;
+    fn object_key(&self) -> &ObjectKey {
+        &self.key
+    }
+    fn object_uid(&self) -> &Uid {
+        &self.uid
+    }
+    fn malformed(&self) -> Option<&Arc<Malformed>> {
+        self.malformed.as_ref()
     }
 }
 
@@ -176,5 +243,45 @@ mod tests {
             NodeView::from_json(br#"{"metadata":{"name":"x"}}"#),
             Err(DecodeError::Missing("metadata.uid"))
         ));
+    }
+
+    #[test]
+    fn a_node_whose_status_or_taints_have_the_wrong_shape_is_malformed() {
+        for (node, path) in [
+            (r#""status":"not-an-object""#, "status"),
+            (
+                r#""status":{"conditions":{"type":"Ready"}}"#,
+                "status.conditions",
+            ),
+            (
+                r#""status":{"conditions":["Ready"]}"#,
+                "status.conditions[0]",
+            ),
+            (
+                r#""status":{"conditions":[{"type":"Ready","status":"Yes"}]}"#,
+                "status.conditions[0].status",
+            ),
+            (
+                r#""spec":{"taints":[{"key":"k","effect":"Sometimes"}]}"#,
+                "spec.taints[0].effect",
+            ),
+            (
+                r#""metadata":{"name":"n1","uid":"u1","labels":{"a":1}}"#,
+                "metadata.labels[a]",
+            ),
+        ] {
+            let json = if node.starts_with(r#""metadata""#) {
+                format!("{{{node}}}")
+            } else {
+                format!(r#"{{"metadata":{{"name":"n1","uid":"u1"}},{node}}}"#)
+            };
+            let n = NodeView::from_json(json.as_bytes()).expect("identity is readable");
+            let m = n.malformed.expect(path);
+            assert_eq!(m.fields()[0].path, path);
+        }
+        let lease = br#"{"metadata":{"name":"n1","namespace":"kube-node-lease","uid":"l1"},
+            "spec":{"holderIdentity":7,"renewTime":"soon"}}"#;
+        let l = LeaseView::from_json(lease).expect("identity is readable");
+        assert_eq!(l.malformed.map(|m| m.total()), Some(2));
     }
 }

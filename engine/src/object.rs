@@ -1,17 +1,21 @@
-//! What the shard caches: compact projections of Pods and ReplicaSets, decoded straight from JSON.
+//! What the shard caches: compact projections of each resource, decoded straight from JSON, and
+//! the metadata every projection reads.
 //!
 //! Controllers declare what they read; everything else in the object is skipped while decoding.
-//! A ReplicaSet also keeps its whole JSON, because status updates send the full object back (as
-//! upstream does) and ReplicaSets are few next to their Pods.
+//! A field they read that is present with the wrong type or out of range does not fail the
+//! decode: the object is cached [malformed](crate::malformed) and no controller acts on it.
+//! Only an object without a readable identity (name, uid) is a [`DecodeError`].
 
+use crate::checked::{Checker, Field};
 use crate::key::{ObjectKey, Uid};
-use crate::labels::{LabelSelector, Labels};
+use crate::malformed::Malformed;
 use crate::resource::Resource;
 use crate::rv::ResourceVersion;
-use crate::time::parse_rfc3339;
-use serde::Deserialize;
-use std::collections::BTreeMap;
+use serde_json::Value;
 use std::sync::Arc;
+
+pub use crate::pod_view::{COMPLETION_INDEX_ANNOTATION, JOB_TRACKING_FINALIZER, PodPhase, PodView};
+pub use crate::replicaset_view::{ReplicaSetStatus, ReplicaSetView};
 
 /// Why a JSON object could not be projected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -35,144 +39,107 @@ pub struct OwnerRef {
     pub uid: Uid,
 }
 
-/// A Pod phase.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum PodPhase {
-    /// Accepted, not all containers running.
-    Pending,
-    /// The node lost contact.
-    Unknown,
-    /// Bound to a node, containers started.
-    Running,
-    /// All containers exited with success.
-    Succeeded,
-    /// All containers exited, at least one failed.
-    Failed,
-}
-
-/// The part of a Pod the onboarded controllers read.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PodView {
+/// The metadata every projection reads.
+pub(crate) struct Meta {
     /// namespace/name.
     pub key: ObjectKey,
     /// metadata.uid.
     pub uid: Uid,
+    /// metadata.resourceVersion as sent, if present.
+    pub resource_version_text: Option<String>,
     /// metadata.resourceVersion, when comparable.
     pub resource_version: Option<ResourceVersion>,
-    /// metadata.labels.
-    pub labels: Labels,
-    /// The ownerReference with `controller: true`.
-    pub controller: Option<OwnerRef>,
-    /// spec.nodeName.
-    pub node_name: Option<Arc<str>>,
-    /// status.phase.
-    pub phase: PodPhase,
-    /// The Ready condition is True.
-    pub ready: bool,
-    /// When the Ready condition last changed to its current value (Unix seconds).
-    pub ready_since: Option<i64>,
-    /// Sum of container restart counts.
-    pub restarts: i32,
-    /// metadata.creationTimestamp (Unix seconds, 0 if unreadable).
-    pub created: i64,
+    /// metadata.generation (0 if absent).
+    pub generation: i64,
     /// metadata.deletionTimestamp is set.
     pub terminating: bool,
-    /// It carries the Job controller's `batch.kubernetes.io/job-tracking` finalizer.
-    pub job_tracking: bool,
-    /// Its `batch.kubernetes.io/job-completion-index` annotation, for Indexed Jobs.
-    pub completion_index: Option<u32>,
 }
 
-/// The finalizer that keeps a finished Job Pod until its Job has counted it.
-pub const JOB_TRACKING_FINALIZER: &str = "batch.kubernetes.io/job-tracking";
-/// The annotation naming an Indexed Job Pod's completion index.
-pub const COMPLETION_INDEX_ANNOTATION: &str = "batch.kubernetes.io/job-completion-index";
+/// Reads an object's identity (an error if it has none) and the metadata every projection
+/// keeps (recorded in `c` if unusable).
+pub(crate) fn read_meta(value: &Value, c: &mut Checker) -> Result<Meta, DecodeError> {
+    let Value::Object(root) = value else {
+        return Err(DecodeError::Malformed(
+            "the object is not a JSON object".into(),
+        ));
+    };
+    let meta = match root.get("metadata") {
+        None | Some(Value::Null) => return Err(DecodeError::Missing("metadata.name")),
+        Some(Value::Object(m)) => m,
+        Some(_) => return Err(DecodeError::Malformed("metadata is not an object".into())),
+    };
+    let text = |field: &'static str, missing: DecodeError| match meta.get(field) {
+        None | Some(Value::Null) => Err(missing),
+        Some(Value::String(s)) => Ok(s.as_str()),
+        Some(_) => Err(DecodeError::Malformed(format!(
+            "metadata.{field} is not a string"
+        ))),
+    };
+    let name = text("name", DecodeError::Missing("metadata.name"))?;
+    let uid = text("uid", DecodeError::Missing("metadata.uid"))?;
+    let namespace = match text("namespace", DecodeError::Missing("metadata.namespace")) {
+        Ok(ns) => ns,
+        Err(DecodeError::Missing(_)) => "",
+        Err(e) => return Err(e),
+    };
+    let root_field = Field::root(value);
+    let resource_version_text = root_field
+        .get(c, "metadata.resourceVersion")
+        .string(c)
+        .map(str::to_string);
+    let generation = root_field
+        .get(c, "metadata.generation")
+        .int64(c, 0)
+        .unwrap_or(0);
+    let deletion = root_field.get(c, "metadata.deletionTimestamp");
+    c.timestamp(&deletion);
+    Ok(Meta {
+        key: ObjectKey::new(namespace, name),
+        uid: Uid::new(uid),
+        resource_version: resource_version_text
+            .as_deref()
+            .and_then(|v| ResourceVersion::parse(v).ok()),
+        resource_version_text,
+        generation,
+        terminating: deletion.is_present(),
+    })
+}
 
-impl PodView {
-    /// The key of this Pod's controlling owner, if it is of `kind` (owners of namespaced
-    /// dependents live in the same namespace): the key a controller of `kind` reconciles.
-    pub fn owner_key(&self, kind: &str) -> Option<ObjectKey> {
-        self.controller
-            .as_ref()
-            .filter(|o| &*o.kind == kind)
-            .map(|o| ObjectKey::new(self.key.namespace_arc().clone(), o.name.clone()))
-    }
-
-    /// Active as the ReplicaSet controller counts it: not terminal, not being deleted.
-    pub fn is_active(&self) -> bool {
-        !self.terminating && !matches!(self.phase, PodPhase::Succeeded | PodPhase::Failed)
-    }
-
-    /// Decodes a Pod from JSON bytes, skipping fields no controller reads.
-    pub fn from_json(bytes: &[u8]) -> Result<Self, DecodeError> {
-        Self::decode(bytes).map(|(pod, _)| pod)
-    }
-
-    /// Decodes a Pod; the flag is true when the fast strict decode failed and the object was read
-    /// leniently (a field of the wrong type taken as absent). Only a Pod without a readable
-    /// identity (name, uid, resourceVersion) is an error: one odd field must not hide a live Pod
-    /// from its controller, which would then create a replacement.
-    pub fn decode(bytes: &[u8]) -> Result<(Self, bool), DecodeError> {
-        match serde_json::from_slice::<PodView>(bytes) {
-            Ok(pod) => Ok((pod, false)),
-            Err(strict) => {
-                let value: serde_json::Value = serde_json::from_slice(bytes)
-                    .map_err(|_| DecodeError::Malformed(strict.to_string()))?;
-                lenient_pod(&value).map(|pod| (pod, true))
+/// The ownerReference with `controller: true`, every reference checked (upstream allows at most
+/// one controller).
+pub(crate) fn controller_ref(root: &Field<'_>, c: &mut Checker) -> Option<OwnerRef> {
+    let mut found: Option<OwnerRef> = None;
+    for r in root.get(c, "metadata.ownerReferences").items(c) {
+        c.object(&r);
+        let mut required = |name: &str| {
+            let field = r.get(c, name);
+            let value = c.string(&field);
+            if value.is_none() && !field.is_present() && r.is_present() {
+                c.record(field.path(), "Required value".into());
             }
+            value
+        };
+        let (kind, name, uid) = (required("kind"), required("name"), required("uid"));
+        let controller_field = r.get(c, "controller");
+        if c.boolean(&controller_field) != Some(true) {
+            continue;
+        }
+        if found.is_some() {
+            c.record(
+                controller_field.path(),
+                "Only one reference can have Controller set to true".into(),
+            );
+            continue;
+        }
+        if let (Some(kind), Some(name), Some(uid)) = (kind, name, uid) {
+            found = Some(OwnerRef {
+                kind: kind.into(),
+                name: name.into(),
+                uid: Uid::new(uid),
+            });
         }
     }
-}
-
-/// The ReplicaSet status fields the controller writes.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ReplicaSetStatus {
-    /// status.replicas.
-    pub replicas: i32,
-    /// status.fullyLabeledReplicas.
-    pub fully_labeled_replicas: i32,
-    /// status.readyReplicas.
-    pub ready_replicas: i32,
-    /// status.availableReplicas.
-    pub available_replicas: i32,
-    /// status.observedGeneration.
-    pub observed_generation: i64,
-}
-
-/// A ReplicaSet: the fields the controller reads, and the whole object for status writes.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ReplicaSetView {
-    /// namespace/name.
-    pub key: ObjectKey,
-    /// metadata.uid.
-    pub uid: Uid,
-    /// metadata.resourceVersion, when comparable.
-    pub resource_version: Option<ResourceVersion>,
-    /// metadata.resourceVersion as sent, for optimistic concurrency on writes.
-    pub resource_version_text: Arc<str>,
-    /// metadata.generation.
-    pub generation: i64,
-    /// spec.replicas (defaults to 1).
-    pub replicas: i32,
-    /// spec.minReadySeconds.
-    pub min_ready_seconds: i64,
-    /// spec.selector.
-    pub selector: LabelSelector,
-    /// metadata.deletionTimestamp is set.
-    pub terminating: bool,
-    /// The current status.
-    pub status: ReplicaSetStatus,
-    /// The whole object as last observed.
-    pub raw: Arc<serde_json::Value>,
-}
-
-impl ReplicaSetView {
-    /// Decodes a ReplicaSet from JSON bytes.
-    pub fn from_json(bytes: &[u8]) -> Result<Self, DecodeError> {
-        let value: serde_json::Value =
-            serde_json::from_slice(bytes).map_err(|e| DecodeError::Malformed(e.to_string()))?;
-        Self::try_from(value)
-    }
+    found
 }
 
 /// A cached object of any resource.
@@ -256,6 +223,21 @@ impl Object {
         }
     }
 
+    /// Why no controller may act on this object, if a field one reads is unusable. The informer
+    /// counts and logs these; the object is cached all the same, so it is neither forgotten nor
+    /// replaced.
+    pub fn malformed(&self) -> Option<&Arc<Malformed>> {
+        match self {
+            Object::Pod(p) => p.malformed.as_ref(),
+            Object::ReplicaSet(r) => r.malformed.as_ref(),
+            Object::Node(n) => n.malformed.as_ref(),
+            Object::Lease(l) => l.malformed.as_ref(),
+            Object::StatefulSet(s) => s.malformed.as_ref(),
+            Object::Job(j) => j.malformed.as_ref(),
+            Object::DaemonSet(d) => d.malformed.as_ref(),
+        }
+    }
+
     /// `metadata.generation`, for objects whose spec changes bump it.
     pub fn generation(&self) -> Option<i64> {
         match self {
@@ -280,336 +262,11 @@ impl Object {
     }
 }
 
-// ---- wire shapes: only what the projections keep; serde skips every other field ----
-
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-struct MetaWire {
-    name: Option<String>,
-    namespace: Option<String>,
-    uid: Option<String>,
-    resource_version: Option<String>,
-    #[serde(default)]
-    labels: Option<BTreeMap<String, String>>,
-    #[serde(default)]
-    owner_references: Option<Vec<OwnerRefWire>>,
-    #[serde(default)]
-    finalizers: Option<Vec<String>>,
-    #[serde(default)]
-    annotations: Option<BTreeMap<String, String>>,
-    creation_timestamp: Option<String>,
-    deletion_timestamp: Option<String>,
-    generation: Option<i64>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct OwnerRefWire {
-    kind: String,
-    name: String,
-    uid: String,
-    controller: Option<bool>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-struct PodSpecWire {
-    node_name: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ConditionWire {
-    #[serde(rename = "type")]
-    type_: String,
-    status: String,
-    last_transition_time: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ContainerStatusWire {
-    #[serde(default)]
-    restart_count: i32,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-struct PodStatusWire {
-    phase: Option<String>,
-    #[serde(default)]
-    conditions: Option<Vec<ConditionWire>>,
-    #[serde(default)]
-    container_statuses: Option<Vec<ContainerStatusWire>>,
-}
-
-/// The JSON shape of a Pod, as far as [`PodView`] needs it.
-#[derive(Deserialize)]
-pub struct PodWire {
-    #[serde(default)]
-    metadata: MetaWire,
-    #[serde(default)]
-    spec: Option<PodSpecWire>,
-    #[serde(default)]
-    status: Option<PodStatusWire>,
-}
-
-struct Identity {
-    key: ObjectKey,
-    uid: Uid,
-    resource_version: Option<ResourceVersion>,
-    resource_version_text: String,
-}
-
-fn identity(meta: &mut MetaWire) -> Result<Identity, DecodeError> {
-    let name = meta
-        .name
-        .take()
-        .ok_or(DecodeError::Missing("metadata.name"))?;
-    let uid = meta
-        .uid
-        .take()
-        .ok_or(DecodeError::Missing("metadata.uid"))?;
-    let resource_version_text = meta
-        .resource_version
-        .take()
-        .ok_or(DecodeError::Missing("metadata.resourceVersion"))?;
-    Ok(Identity {
-        key: ObjectKey::new(meta.namespace.take().unwrap_or_default(), name),
-        uid: Uid::new(uid),
-        resource_version: ResourceVersion::parse(&resource_version_text).ok(),
-        resource_version_text,
-    })
-}
-
-fn controller_of(meta: &mut MetaWire) -> Option<OwnerRef> {
-    meta.owner_references
-        .take()?
-        .into_iter()
-        .find(|o| o.controller == Some(true))
-        .map(|o| OwnerRef {
-            kind: o.kind.into(),
-            name: o.name.into(),
-            uid: Uid::new(o.uid),
-        })
-}
-
-fn text<'a>(value: &'a serde_json::Value, pointer: &str) -> Option<&'a str> {
-    value.pointer(pointer).and_then(serde_json::Value::as_str)
-}
-
-/// Reads a Pod field by field from a JSON tree, taking any field of the wrong type as absent.
-fn lenient_pod(value: &serde_json::Value) -> Result<PodView, DecodeError> {
-    use serde_json::Value;
-    let name = text(value, "/metadata/name").ok_or(DecodeError::Missing("metadata.name"))?;
-    let uid = text(value, "/metadata/uid").ok_or(DecodeError::Missing("metadata.uid"))?;
-    let rv = text(value, "/metadata/resourceVersion")
-        .ok_or(DecodeError::Missing("metadata.resourceVersion"))?;
-    let labels = value
-        .pointer("/metadata/labels")
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
-                .collect()
-        })
-        .unwrap_or_default();
-    let controller = value
-        .pointer("/metadata/ownerReferences")
-        .and_then(Value::as_array)
-        .and_then(|refs| {
-            refs.iter()
-                .find(|r| r.get("controller").and_then(Value::as_bool) == Some(true))
-        })
-        .and_then(|r| {
-            Some(OwnerRef {
-                kind: text(r, "/kind")?.into(),
-                name: text(r, "/name")?.into(),
-                uid: Uid::new(text(r, "/uid")?),
-            })
-        });
-    let phase = match text(value, "/status/phase") {
-        Some("Running") => PodPhase::Running,
-        Some("Succeeded") => PodPhase::Succeeded,
-        Some("Failed") => PodPhase::Failed,
-        Some("Unknown") => PodPhase::Unknown,
-        _ => PodPhase::Pending,
-    };
-    let ready_condition = value
-        .pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .and_then(|c| c.iter().find(|c| text(c, "/type") == Some("Ready")));
-    Ok(PodView {
-        key: ObjectKey::new(text(value, "/metadata/namespace").unwrap_or_default(), name),
-        uid: Uid::new(uid),
-        resource_version: ResourceVersion::parse(rv).ok(),
-        labels: Labels::from_map(labels),
-        controller,
-        node_name: text(value, "/spec/nodeName")
-            .filter(|n| !n.is_empty())
-            .map(Into::into),
-        phase,
-        ready: ready_condition.is_some_and(|c| text(c, "/status") == Some("True")),
-        ready_since: ready_condition
-            .and_then(|c| text(c, "/lastTransitionTime"))
-            .and_then(parse_rfc3339),
-        restarts: value
-            .pointer("/status/containerStatuses")
-            .and_then(Value::as_array)
-            .map_or(0, |cs| {
-                cs.iter()
-                    .filter_map(|c| c.get("restartCount").and_then(Value::as_i64))
-                    .map(|n| n.clamp(0, i64::from(i32::MAX)) as i32)
-                    .fold(0i32, i32::saturating_add)
-            }),
-        created: text(value, "/metadata/creationTimestamp")
-            .and_then(parse_rfc3339)
-            .unwrap_or(0),
-        terminating: value
-            .pointer("/metadata/deletionTimestamp")
-            .is_some_and(|t| !t.is_null()),
-        job_tracking: value
-            .pointer("/metadata/finalizers")
-            .and_then(Value::as_array)
-            .is_some_and(|f| f.iter().any(|f| f == JOB_TRACKING_FINALIZER)),
-        completion_index: value
-            .pointer("/metadata/annotations")
-            .and_then(|a| a.get(COMPLETION_INDEX_ANNOTATION))
-            .and_then(Value::as_str)
-            .and_then(|i| i.parse().ok()),
-    })
-}
-
-impl TryFrom<PodWire> for PodView {
-    type Error = DecodeError;
-    fn try_from(mut wire: PodWire) -> Result<Self, DecodeError> {
-        let id = identity(&mut wire.metadata)?;
-        let status = wire.status.unwrap_or_default();
-        let phase = match status.phase.as_deref() {
-            Some("Running") => PodPhase::Running,
-            Some("Succeeded") => PodPhase::Succeeded,
-            Some("Failed") => PodPhase::Failed,
-            Some("Unknown") => PodPhase::Unknown,
-            _ => PodPhase::Pending,
-        };
-        let ready_condition = status
-            .conditions
-            .unwrap_or_default()
-            .into_iter()
-            .find(|c| c.type_ == "Ready");
-        let ready = ready_condition.as_ref().is_some_and(|c| c.status == "True");
-        Ok(PodView {
-            key: id.key,
-            uid: id.uid,
-            resource_version: id.resource_version,
-            labels: Labels::from_map(wire.metadata.labels.take().unwrap_or_default()),
-            controller: controller_of(&mut wire.metadata),
-            node_name: wire
-                .spec
-                .and_then(|s| s.node_name)
-                .filter(|n| !n.is_empty())
-                .map(Into::into),
-            phase,
-            ready,
-            ready_since: ready_condition
-                .and_then(|c| c.last_transition_time)
-                .and_then(|t| parse_rfc3339(&t)),
-            restarts: status
-                .container_statuses
-                .unwrap_or_default()
-                .iter()
-                .map(|c| c.restart_count)
-                .sum(),
-            created: wire
-                .metadata
-                .creation_timestamp
-                .as_deref()
-                .and_then(parse_rfc3339)
-                .unwrap_or(0),
-            terminating: wire.metadata.deletion_timestamp.is_some(),
-            job_tracking: wire
-                .metadata
-                .finalizers
-                .as_ref()
-                .is_some_and(|f| f.iter().any(|f| f == JOB_TRACKING_FINALIZER)),
-            completion_index: wire
-                .metadata
-                .annotations
-                .as_ref()
-                .and_then(|a| a.get(COMPLETION_INDEX_ANNOTATION))
-                .and_then(|i| i.parse().ok()),
-        })
-    }
-}
-
-impl<'de> Deserialize<'de> for PodView {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        PodView::try_from(PodWire::deserialize(d)?).map_err(serde::de::Error::custom)
-    }
-}
-
-impl TryFrom<serde_json::Value> for ReplicaSetView {
-    type Error = DecodeError;
-    fn try_from(value: serde_json::Value) -> Result<Self, DecodeError> {
-        let malformed = |e: serde_json::Error| DecodeError::Malformed(e.to_string());
-        let mut meta: MetaWire = match value.get("metadata") {
-            Some(m) => MetaWire::deserialize(m).map_err(malformed)?,
-            None => return Err(DecodeError::Missing("metadata")),
-        };
-        let id = identity(&mut meta)?;
-        let spec = value.get("spec");
-        let field = |path: &str| spec.and_then(|s| s.get(path));
-        let selector = match field("selector") {
-            Some(s) => LabelSelector::deserialize(s).map_err(malformed)?,
-            None => return Err(DecodeError::Missing("spec.selector")),
-        };
-        let status = value.get("status");
-        let status_int = |name: &str| {
-            status
-                .and_then(|s| s.get(name))
-                .and_then(serde_json::Value::as_i64)
-                .unwrap_or(0)
-        };
-        let clamp = |v: i64| v.clamp(0, i64::from(i32::MAX)) as i32;
-        Ok(ReplicaSetView {
-            key: id.key,
-            uid: id.uid,
-            resource_version: id.resource_version,
-            resource_version_text: id.resource_version_text.into(),
-            generation: meta.generation.unwrap_or(0),
-            replicas: clamp(
-                field("replicas")
-                    .and_then(serde_json::Value::as_i64)
-                    .unwrap_or(1),
-            ),
-            min_ready_seconds: field("minReadySeconds")
-                .and_then(serde_json::Value::as_i64)
-                .unwrap_or(0),
-            selector,
-            terminating: meta.deletion_timestamp.is_some(),
-            status: ReplicaSetStatus {
-                replicas: clamp(status_int("replicas")),
-                fully_labeled_replicas: clamp(status_int("fullyLabeledReplicas")),
-                ready_replicas: clamp(status_int("readyReplicas")),
-                available_replicas: clamp(status_int("availableReplicas")),
-                observed_generation: status_int("observedGeneration"),
-            },
-            raw: Arc::new(value),
-        })
-    }
-}
-
-impl<'de> Deserialize<'de> for ReplicaSetView {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let value = serde_json::Value::deserialize(d)?;
-        ReplicaSetView::try_from(value).map_err(serde::de::Error::custom)
-    }
-}
-
 /// Builders for tests across the crate.
 #[cfg(test)]
 pub(crate) mod test_support {
     use super::*;
+    use crate::labels::Labels;
     use serde_json::json;
 
     /// A ReplicaSet `name` with `replicas`, selector `app=name`, at resourceVersion 1.
@@ -619,7 +276,7 @@ pub(crate) mod test_support {
 
     /// A ReplicaSet as JSON decodes it, at `rv`.
     pub fn replicaset_json(namespace: &str, name: &str, replicas: i32, rv: u64) -> ReplicaSetView {
-        ReplicaSetView::try_from(json!({
+        ReplicaSetView::from_value(json!({
             "apiVersion": "apps/v1", "kind": "ReplicaSet",
             "metadata": {"name": name, "namespace": namespace, "uid": format!("uid-{name}"),
                          "resourceVersion": rv.to_string(), "generation": 1},
@@ -656,6 +313,7 @@ pub(crate) mod test_support {
             terminating: false,
             job_tracking: false,
             completion_index: None,
+            malformed: None,
         }
     }
 }
@@ -663,84 +321,45 @@ pub(crate) mod test_support {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
-    fn a_pod_decodes_to_its_projection_and_skips_the_rest() {
-        let json = br#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-1","namespace":"default",
-          "uid":"u1","resourceVersion":"42","creationTimestamp":"2026-12-02T15:03:38Z",
-          "labels":{"app":"web"},"managedFields":[{"manager":"kubectl"}],
-          "ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web","uid":"rs1","controller":true}]},
-          "spec":{"nodeName":"node-3","containers":[{"name":"c","image":"nginx"}]},
-          "status":{"phase":"Running","conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2026-12-02T15:03:40Z"}],
-                    "containerStatuses":[{"restartCount":2}]}}"#;
-        let pod = PodView::from_json(json).expect("valid pod");
-        assert_eq!(pod.key, ObjectKey::new("default", "web-1"));
-        assert_eq!(pod.resource_version, ResourceVersion::new(42));
-        assert_eq!(pod.labels.get("app"), Some("web"));
-        assert_eq!(pod.controller.as_ref().map(|o| o.uid.as_str()), Some("rs1"));
-        assert!(!pod.job_tracking);
-        let job_pod = br#"{"metadata":{"name":"pi-0-x","namespace":"default","uid":"u2","resourceVersion":"43",
-          "finalizers":["batch.kubernetes.io/job-tracking"],
-          "annotations":{"batch.kubernetes.io/job-completion-index":"3"}},"status":{"phase":"Succeeded"}}"#;
-        let job_pod = PodView::from_json(job_pod).expect("valid job pod");
-        assert!(job_pod.job_tracking);
-        assert_eq!(job_pod.completion_index, Some(3));
-        assert_eq!(pod.node_name.as_deref(), Some("node-3"));
-        assert!(pod.ready && pod.is_active());
-        assert_eq!(pod.restarts, 2);
-        assert_eq!(pod.created, 1_796_223_818);
-    }
-
-    #[test]
-    fn a_pod_without_a_name_is_a_typed_error() {
-        let err = PodView::from_json(br#"{"metadata":{"uid":"u","resourceVersion":"1"}}"#);
-        assert_eq!(err, Err(DecodeError::Missing("metadata.name")));
-        assert!(PodView::from_json(b"not json").is_err());
-    }
-
-    #[test]
-    fn a_pod_with_an_odd_field_is_read_leniently_and_stays_visible() {
-        let json = br#"{"metadata":{"name":"p","namespace":"ns","uid":"u","resourceVersion":"9",
-          "ownerReferences":[{"kind":"ReplicaSet","name":"web","uid":"rs1","controller":true}]},
-          "spec":{"nodeName":17},
-          "status":{"phase":"Running","containerStatuses":[{"restartCount":"two"}],
-                    "conditions":[{"type":"Ready","status":"True"}]}}"#;
-        let (pod, lenient) = PodView::decode(json).expect("identity is readable");
-        assert!(lenient);
-        assert!(pod.is_active() && pod.ready);
-        assert_eq!(pod.controller.map(|o| o.uid), Some(Uid::new("rs1")));
-        assert_eq!(pod.node_name, None);
-        assert_eq!(pod.restarts, 0);
-    }
-
-    #[test]
-    fn a_strict_and_a_lenient_decode_agree_on_a_well_formed_pod() {
-        let json = br#"{"metadata":{"name":"p","namespace":"ns","uid":"u","resourceVersion":"9",
-          "creationTimestamp":"2026-12-02T15:03:38Z","labels":{"a":"b"},
-          "ownerReferences":[{"kind":"ReplicaSet","name":"web","uid":"rs1","controller":true}]},
-          "spec":{"nodeName":"n1"},"status":{"phase":"Pending","containerStatuses":[{"restartCount":3}],
-          "conditions":[{"type":"Ready","status":"False","lastTransitionTime":"2026-12-02T15:03:39Z"}]}}"#;
-        let strict = PodView::from_json(json).expect("strict");
-        let value: serde_json::Value = serde_json::from_slice(json).expect("json");
-        assert_eq!(lenient_pod(&value).expect("lenient"), strict);
-    }
-
-    #[test]
-    fn a_non_comparable_resource_version_is_kept_as_unknown() {
-        let pod =
-            PodView::from_json(br#"{"metadata":{"name":"p","uid":"u","resourceVersion":"abc"}}"#)
-                .expect("decodes");
-        assert_eq!(pod.resource_version, None);
-    }
-
-    #[test]
-    fn a_replicaset_decodes_spec_and_status() {
-        let rs = test_support::replicaset_json("ns", "web", 3, 7);
-        assert_eq!(rs.replicas, 3);
-        assert_eq!(rs.resource_version, ResourceVersion::new(7));
+    fn an_object_without_identity_is_a_decode_error_and_odd_metadata_is_malformed() {
+        let mut c = Checker::default();
         assert_eq!(
-            rs.selector.match_labels.get("app").map(String::as_str),
-            Some("web")
+            read_meta(&json!([1]), &mut c).err(),
+            Some(DecodeError::Malformed(
+                "the object is not a JSON object".into()
+            ))
         );
+        assert_eq!(
+            read_meta(&json!({"metadata": {"uid": "u"}}), &mut c).err(),
+            Some(DecodeError::Missing("metadata.name"))
+        );
+        assert!(read_meta(&json!({"metadata": {"name": 5, "uid": "u"}}), &mut c).is_err());
+        let meta = read_meta(
+            &json!({"metadata": {"name": "a", "uid": "u", "generation": -1,
+                                  "deletionTimestamp": "yesterday"}}),
+            &mut c,
+        )
+        .expect("identity is readable");
+        assert!(
+            meta.terminating,
+            "a deletionTimestamp is there, readable or not"
+        );
+        let m = c.finish().expect("malformed");
+        let paths: Vec<_> = m.fields().iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, ["metadata.generation", "metadata.deletionTimestamp"]);
+    }
+
+    #[test]
+    fn two_controller_references_make_a_pod_malformed() {
+        let value = json!({"metadata": {"ownerReferences": [
+            {"kind": "ReplicaSet", "name": "a", "uid": "1", "controller": true},
+            {"kind": "ReplicaSet", "name": "b", "uid": "2", "controller": true}]}});
+        let mut c = Checker::default();
+        let owner = controller_ref(&Field::root(&value), &mut c).expect("the first one");
+        assert_eq!(&*owner.name, "a");
+        assert!(!c.is_clean());
     }
 }

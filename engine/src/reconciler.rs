@@ -2,10 +2,12 @@
 
 use crate::action::Plan;
 use crate::cache::ShardCache;
-use crate::key::ObjectKey;
+use crate::key::{ObjectKey, Uid};
+use crate::malformed::Malformed;
 use crate::object::Object;
 use crate::resource::Resource;
 use smallvec::SmallVec;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// The clock readings a reconcile may use, passed in so tests control time.
@@ -17,14 +19,34 @@ pub struct Context {
     pub unix_secs: i64,
 }
 
-/// A reconcile could not decide.
+/// A reconcile could not decide. It fails that key only: the shard settles it with
+/// [`crate::malformed::settle`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{controller}: {message}")]
-pub struct ReconcileError {
-    /// The controller.
-    pub controller: &'static str,
-    /// Why.
-    pub message: String,
+pub enum ReconcileError {
+    /// An object the decision reads is malformed: no action for the key until it changes.
+    #[error("{controller}: {resource} {key} is malformed: {malformed}")]
+    Malformed {
+        /// The controller.
+        controller: &'static str,
+        /// The malformed object's resource.
+        resource: Resource,
+        /// Its key (the key reconciled, or a dependent such as a Pod).
+        key: ObjectKey,
+        /// Its UID.
+        uid: Uid,
+        /// What is wrong with it.
+        malformed: Arc<Malformed>,
+    },
+    /// The cached object has a shape the controller's writes cannot be built from.
+    #[error("{controller}: {key}: {message}")]
+    Unbuildable {
+        /// The controller.
+        controller: &'static str,
+        /// The key reconciled.
+        key: ObjectKey,
+        /// Why.
+        message: String,
+    },
 }
 
 /// A controller's logic. It reads only the shard's cache and returns what to do.

@@ -934,9 +934,10 @@ impl Shard {
             c.queue.start(&key);
             c.stats.reconciles += 1;
             let plan = match c.reconciler.reconcile(&key, &self.cache, ctx) {
-                Err(_) => {
+                Err(error) => {
                     c.stats.reconcile_errors += 1;
-                    c.queue.finish(&key, Outcome::Failed, now);
+                    let outcome = crate::malformed::settle(&error, &mut c.stats, &mut self.outbox);
+                    c.queue.finish(&key, outcome, now);
                     continue;
                 }
                 Ok(plan) => plan,

@@ -1,9 +1,16 @@
-//! The StatefulSet projection: what its controller reads, and the whole object for the Pods,
-//! claims and revisions it stamps out of it.
+//! The StatefulSet projection: what its controller reads, checked, and the whole object for its
+//! status writes.
 
+use crate::checked::{Checker, Field};
 use crate::key::{ObjectKey, Uid};
-use crate::object::DecodeError;
+use crate::labels::LabelSelector;
+use crate::malformed::{Malformed, Projection};
+use crate::object::{DecodeError, read_meta};
+use crate::pod_template::PodTemplate;
+use crate::resource::Resource;
 use crate::rv::ResourceVersion;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// `status` of a StatefulSet, as the controller writes it.
@@ -25,6 +32,17 @@ pub struct StatefulSetStatus {
     pub update_revision: Option<String>,
 }
 
+/// One of `spec.volumeClaimTemplates`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClaimTemplate {
+    /// metadata.name (the volume's name, and the claims' name prefix).
+    pub name: String,
+    /// metadata.labels.
+    pub labels: BTreeMap<String, String>,
+    /// spec, passed through to the claims.
+    pub spec: Map<String, Value>,
+}
+
 /// A StatefulSet.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StatefulSetView {
@@ -38,70 +56,242 @@ pub struct StatefulSetView {
     pub generation: i64,
     /// spec.replicas (defaults to 1).
     pub replicas: i32,
+    /// spec.ordinals.start (defaults to 0): the Pods are `<set>-<start>` .. `<set>-<start+replicas-1>`.
+    pub start_ordinal: i32,
     /// spec.podManagementPolicy is `Parallel` (else `OrderedReady`).
     pub parallel: bool,
+    /// spec.serviceName.
+    pub service_name: Option<String>,
+    /// spec.selector.
+    pub selector: LabelSelector,
+    /// spec.template.
+    pub template: Arc<PodTemplate>,
+    /// spec.volumeClaimTemplates.
+    pub claim_templates: Arc<[ClaimTemplate]>,
     /// metadata.deletionTimestamp is set.
     pub terminating: bool,
     /// The current status.
     pub status: StatefulSetStatus,
-    /// The whole object as last observed.
-    pub raw: Arc<serde_json::Value>,
+    /// Why the controller must not act on it, if a field it reads is unusable.
+    pub malformed: Option<Arc<Malformed>>,
+    /// The whole object as last observed (a JSON object).
+    pub raw: Arc<Value>,
 }
 
 impl StatefulSetView {
     /// Decodes a StatefulSet from JSON bytes.
     pub fn from_json(bytes: &[u8]) -> Result<Self, DecodeError> {
-        let value: serde_json::Value =
+        let value: Value =
             serde_json::from_slice(bytes).map_err(|e| DecodeError::Malformed(e.to_string()))?;
         Self::from_value(value)
     }
 
-    /// Decodes a StatefulSet from a parsed object.
-    pub fn from_value(value: serde_json::Value) -> Result<Self, DecodeError> {
-        let meta = value
-            .get("metadata")
-            .ok_or(DecodeError::Missing("metadata"))?;
-        let text = |field: &'static str| meta.get(field).and_then(serde_json::Value::as_str);
-        let name = text("name").ok_or(DecodeError::Missing("metadata.name"))?;
-        let uid = text("uid").ok_or(DecodeError::Missing("metadata.uid"))?;
-        if value.pointer("/spec/template").is_none() {
-            return Err(DecodeError::Missing("spec.template"));
+    /// Decodes a StatefulSet from a parsed object, every field the controller reads checked.
+    pub fn from_value(value: Value) -> Result<Self, DecodeError> {
+        let mut c = Checker::default();
+        let meta = read_meta(&value, &mut c)?;
+        let root = Field::root(&value);
+        let spec = root.get(&mut c, "spec");
+        let replicas = spec.get(&mut c, "replicas").int32(&mut c, 0).unwrap_or(1);
+        let start_ordinal = spec
+            .get(&mut c, "ordinals.start")
+            .int32(&mut c, 0)
+            .unwrap_or(0);
+        let parallel = spec
+            .get(&mut c, "podManagementPolicy")
+            .one_of(&mut c, &["OrderedReady", "Parallel"])
+            == Some("Parallel");
+        let service_name = spec
+            .get(&mut c, "serviceName")
+            .string(&mut c)
+            .map(str::to_string);
+        let selector_field = spec.get(&mut c, "selector");
+        if !selector_field.is_present() {
+            c.record("spec.selector", "Required value".into());
         }
-        let int = |path: &str| value.pointer(path).and_then(serde_json::Value::as_i64);
-        let status_text = |path: &str| {
-            value
-                .pointer(path)
-                .and_then(serde_json::Value::as_str)
-                .map(str::to_string)
-        };
-        let narrow = |n: Option<i64>| n.and_then(|n| i32::try_from(n).ok()).unwrap_or(0);
+        let selector = LabelSelector::read(&selector_field, &mut c);
+        let template = PodTemplate::read(&root, &mut c);
+        let mut claim_templates = Vec::new();
+        for t in spec.get(&mut c, "volumeClaimTemplates").items(&mut c) {
+            c.object(&t);
+            let name_field = t.get(&mut c, "metadata.name");
+            let name = c.string(&name_field).filter(|n| !n.is_empty());
+            if name.is_none() {
+                c.record(name_field.path(), "Required value".into());
+            }
+            let labels = t.get(&mut c, "metadata.labels").string_map(&mut c);
+            let claim_spec = t
+                .get(&mut c, "spec")
+                .object(&mut c)
+                .cloned()
+                .unwrap_or_default();
+            if let Some(name) = name {
+                claim_templates.push(ClaimTemplate {
+                    name: name.to_string(),
+                    labels,
+                    spec: claim_spec,
+                });
+            }
+        }
+        spec.get(&mut c, "updateStrategy.type")
+            .one_of(&mut c, &["RollingUpdate", "OnDelete"]);
+        spec.get(&mut c, "updateStrategy.rollingUpdate.partition")
+            .int32(&mut c, 0);
+        spec.get(&mut c, "updateStrategy.rollingUpdate.maxUnavailable")
+            .int_or_percent(&mut c);
+        spec.get(&mut c, "minReadySeconds").int32(&mut c, 0);
+        let status = root.get(&mut c, "status");
+        let mut count = |name: &str| status.get(&mut c, name).int32(&mut c, 0).unwrap_or(0);
+        let (replicas_now, ready, current, updated) = (
+            count("replicas"),
+            count("readyReplicas"),
+            count("currentReplicas"),
+            count("updatedReplicas"),
+        );
+        count("availableReplicas");
+        let observed_generation = status
+            .get(&mut c, "observedGeneration")
+            .int64(&mut c, 0)
+            .unwrap_or(0);
+        let mut revision = |name: &str| status.get(&mut c, name).string(&mut c).map(str::to_string);
+        let (current_revision, update_revision) =
+            (revision("currentRevision"), revision("updateRevision"));
         Ok(StatefulSetView {
-            key: ObjectKey::new(text("namespace").unwrap_or(""), name),
-            uid: Uid::new(uid),
-            resource_version: text("resourceVersion").and_then(|v| ResourceVersion::parse(v).ok()),
-            generation: int("/metadata/generation").unwrap_or(0),
-            replicas: int("/spec/replicas").map_or(1, |n| i32::try_from(n).unwrap_or(0)),
-            parallel: value.pointer("/spec/podManagementPolicy") == Some(&"Parallel".into()),
-            terminating: meta.get("deletionTimestamp").is_some_and(|t| !t.is_null()),
+            key: meta.key,
+            uid: meta.uid,
+            resource_version: meta.resource_version,
+            generation: meta.generation,
+            replicas,
+            start_ordinal,
+            parallel,
+            service_name,
+            selector,
+            template: Arc::new(template),
+            claim_templates: claim_templates.into(),
+            terminating: meta.terminating,
             status: StatefulSetStatus {
-                replicas: narrow(int("/status/replicas")),
-                ready_replicas: narrow(int("/status/readyReplicas")),
-                current_replicas: narrow(int("/status/currentReplicas")),
-                updated_replicas: narrow(int("/status/updatedReplicas")),
-                observed_generation: int("/status/observedGeneration").unwrap_or(0),
-                current_revision: status_text("/status/currentRevision"),
-                update_revision: status_text("/status/updateRevision"),
+                replicas: replicas_now,
+                ready_replicas: ready,
+                current_replicas: current,
+                updated_replicas: updated,
+                observed_generation,
+                current_revision,
+                update_revision,
             },
+            malformed: c.finish(),
             raw: Arc::new(value),
         })
     }
 
-    /// The ordinal of a Pod named `<set>-<n>`, if `pod_name` is one of this set's.
+    /// The ordinal of a Pod named `<set>-<n>`, if `pod_name` is one of this set's: `n` is an
+    /// int32 in canonical decimal (no sign, no leading zeros), as the controller names them.
     pub fn ordinal_of(&self, pod_name: &str) -> Option<usize> {
-        pod_name
-            .strip_prefix(self.key.name())?
-            .strip_prefix('-')?
-            .parse()
-            .ok()
+        let digits = pod_name.strip_prefix(self.key.name())?.strip_prefix('-')?;
+        let canonical = digits == "0"
+            || (!digits.is_empty()
+                && !digits.starts_with('0')
+                && digits.len() <= 10
+                && digits.bytes().all(|b| b.is_ascii_digit()));
+        if !canonical {
+            return None;
+        }
+        let n = digits.parse::<i32>().ok()?;
+        usize::try_from(n).ok()
+    }
+
+    /// The ordinals the set wants: `start..start+replicas`, ending at int32's end (the last
+    /// ordinal a Pod name can carry).
+    pub fn wanted(&self) -> std::ops::Range<usize> {
+        let start = i64::from(self.start_ordinal.max(0));
+        let end = (start + i64::from(self.replicas.max(0))).min(i64::from(i32::MAX) + 1);
+        let to_usize = |n: i64| usize::try_from(n).unwrap_or(0);
+        to_usize(start)..to_usize(end)
+    }
+}
+
+impl Projection for StatefulSetView {
+    const RESOURCE: Resource = Resource::StatefulSets;
+    fn object_key(&self) -> &ObjectKey {
+        &self.key
+    }
+    fn object_uid(&self) -> &Uid {
+        &self.uid
+    }
+    fn malformed(&self) -> Option<&Arc<Malformed>> {
+        self.malformed.as_ref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn set(spec: Value) -> StatefulSetView {
+        let mut spec = spec;
+        if let Some(m) = spec.as_object_mut() {
+            m.entry("selector")
+                .or_insert(json!({"matchLabels": {"app": "db"}}));
+            m.entry("template")
+                .or_insert(json!({"metadata": {"labels": {"app": "db"}}, "spec": {}}));
+        }
+        StatefulSetView::from_value(json!({
+            "metadata": {"name": "db", "namespace": "ns", "uid": "u"}, "spec": spec}))
+        .expect("identity is readable")
+    }
+
+    #[test]
+    fn ordinals_are_canonical_decimal_int32s() {
+        let s = set(json!({}));
+        assert_eq!(s.ordinal_of("db-0"), Some(0));
+        assert_eq!(s.ordinal_of("db-12"), Some(12));
+        for odd in [
+            "db-+1",
+            "db-007",
+            "db--1",
+            "db-",
+            "db-1a",
+            "db-99999999999",
+            "dbx-1",
+            "db-2147483648",
+        ] {
+            assert_eq!(s.ordinal_of(odd), None, "{odd}");
+        }
+    }
+
+    #[test]
+    fn the_wanted_ordinals_start_at_spec_ordinals_start() {
+        assert_eq!(set(json!({"replicas": 3})).wanted(), 0..3);
+        assert_eq!(
+            set(json!({"replicas": 3, "ordinals": {"start": 5}})).wanted(),
+            5..8
+        );
+        assert_eq!(set(json!({})).wanted(), 0..1, "replicas default to 1");
+        let huge = set(json!({"replicas": i32::MAX, "ordinals": {"start": i32::MAX}}));
+        assert_eq!(huge.wanted(), i32::MAX as usize..i32::MAX as usize + 1);
+    }
+
+    #[test]
+    fn policies_strategies_and_claim_templates_of_the_wrong_shape_are_malformed() {
+        for (spec, path) in [
+            (
+                json!({"podManagementPolicy": "Whenever"}),
+                "spec.podManagementPolicy",
+            ),
+            (json!({"ordinals": {"start": -1}}), "spec.ordinals.start"),
+            (
+                json!({"updateStrategy": {"rollingUpdate": {"partition": "2"}}}),
+                "spec.updateStrategy.rollingUpdate.partition",
+            ),
+            (
+                json!({"volumeClaimTemplates": [{"spec": {}}]}),
+                "spec.volumeClaimTemplates[0].metadata.name",
+            ),
+            (json!({"replicas": 2.5}), "spec.replicas"),
+        ] {
+            let s = set(spec);
+            let m = s.malformed.expect(path);
+            assert_eq!(m.fields()[0].path, path);
+        }
     }
 }

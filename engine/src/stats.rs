@@ -14,6 +14,9 @@ pub struct ControllerStats {
     pub reconciles: u64,
     /// Reconciles that returned an error.
     pub reconcile_errors: u64,
+    /// Reconciles that took no action because an object they read is malformed
+    /// (`tidemark_malformed_skips_total`).
+    pub malformed_skips: u64,
     /// Reconciles skipped because the cache had not caught up (`stale_sync_skips_total`).
     pub stale_sync_skips: u64,
     /// The same, by the resource whose cache was behind (pending deletions count as Pods).
@@ -90,6 +93,7 @@ impl ControllerStats {
             controller,
             reconciles: 0,
             reconcile_errors: 0,
+            malformed_skips: 0,
             stale_sync_skips: 0,
             stale_sync_skips_by_resource: PerResource::default(),
             plans_failed: 0,

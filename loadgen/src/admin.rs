@@ -291,6 +291,7 @@ pub fn router(state: AdminState) -> Router {
         )
         .route("/faults/expire-watches", put(put_expire_watches))
         .route("/oracle", get(get_violations))
+        .route("/raw/{plural}/{namespace}/{name}", put(crate::raw::put_raw))
         .route("/healthz", get(|| async { "ok" }))
         .with_state(state)
 }

@@ -21,6 +21,7 @@ use crate::routes::{self, Route};
 use crate::selector::Selectors;
 use crate::status::ApiError;
 use crate::store::{Store, Subresource, WriteOptions};
+use crate::typecheck;
 use crate::watch::{self, WatchContext, WatchRequest, WatchStart};
 
 /// Request bodies larger than this are refused with 413 (as upstream's 3 MiB limit).
@@ -189,6 +190,7 @@ async fn dispatch(app: &App, req: Request) -> Result<Response, ApiError> {
                     require_json(&parts.headers)?;
                     let body = parse_json(&read_body(body, &parts.headers).await?)?;
                     let (body, warning) = field_validation(resource, body, &query)?;
+                    typecheck::check_body(resource, &body)?;
                     let opts = WriteOptions::request(dry_run(&query)?);
                     let ns = ns.as_deref().unwrap_or("");
                     let stored = app.store.create_with(resource, ns, body, ua, opts)?;
@@ -233,6 +235,10 @@ async fn dispatch(app: &App, req: Request) -> Result<Response, ApiError> {
                     require_json(&parts.headers)?;
                     let body = parse_json(&read_body(body, &parts.headers).await?)?;
                     let (body, warning) = field_validation(resource, body, &query)?;
+                    typecheck::check_body(resource, &body)?;
+                    if sub == Subresource::Status {
+                        check_status(resource, &name, &body)?;
+                    }
                     let opts = WriteOptions::request(dry_run(&query)?);
                     let stored = app
                         .store
@@ -352,6 +358,17 @@ async fn dispatch(app: &App, req: Request) -> Result<Response, ApiError> {
             Ok(value_response(StatusCode::OK, &scale_of(&stored.value)))
         }
         _ => Err(method_not_allowed(&method)),
+    }
+}
+
+/// A status write must carry a status an upstream status strategy would accept (`422` with
+/// one cause per broken rule).
+fn check_status(r: Resource, name: &str, obj: &Value) -> Result<(), ApiError> {
+    let causes = crate::field_rules::status_rules(r, obj);
+    if causes.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::invalid_causes(r.kind(), name, causes))
     }
 }
 
@@ -492,6 +509,10 @@ fn patch_object(
         };
         let mut obj = current.value.clone();
         patch.apply_to(&mut obj)?;
+        typecheck::check_patched(r, &obj)?;
+        if t.sub == Subresource::Status {
+            check_status(r, name, &obj)?;
+        }
         match t.store.update_opts(r, ns, name, obj, t.sub, ua, opts) {
             Err(ApiError::Conflict { .. }) if !pinned => continue,
             other => return other.map(|s| (StatusCode::OK, s.bytes.clone())),
@@ -539,13 +560,7 @@ async fn list_or_watch(
             Some(after) => WatchStart::After(after),
             None => WatchStart::Current,
         };
-        let timeout = match q.get("timeoutSeconds") {
-            None | Some("" | "0") => DEFAULT_WATCH_TIMEOUT,
-            Some(s) => Duration::from_secs(
-                s.parse::<u64>()
-                    .map_err(|_| ApiError::bad_request("timeoutSeconds must be an integer"))?,
-            ),
-        };
+        let timeout = watch::timeout(q.get("timeoutSeconds"), DEFAULT_WATCH_TIMEOUT)?;
         if let WatchStart::After(r) = start {
             let compacted = app.store.compacted_revision();
             if r < compacted || app.watch.faults.take_forced_expiry(resource) {

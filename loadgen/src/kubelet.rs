@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
@@ -23,52 +23,72 @@ pub fn node_name(i: usize) -> String {
     format!("node-{i}")
 }
 
-/// Moves `pod` to Running/Ready on `node` (if it has no node yet) with `ip`.
-pub fn start_pod(pod: &mut Value, node: &str, ip: &str) {
+/// Moves `pod` to Running/Ready on `node` (if it has no node yet) with `ip`. A Pod whose shape
+/// no real server would store (a hostile-server simulation: the body, its `spec` or its
+/// `containers` of the wrong type) is left as it is: returns whether it was started.
+pub fn start_pod(pod: &mut Value, node: &str, ip: &str) -> bool {
     let now = now_rfc3339();
-    if pod["spec"]["nodeName"].as_str().unwrap_or("").is_empty() {
-        if !pod["spec"].is_object() {
-            pod["spec"] = json!({});
-        }
-        pod["spec"]["nodeName"] = Value::from(node);
+    let Value::Object(object) = pod else {
+        return false;
+    };
+    let spec = object
+        .entry("spec")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if spec.is_null() {
+        *spec = Value::Object(Map::new());
     }
-    let condition = |t: &str| json!({"type": t, "status": "True", "lastProbeTime": null, "lastTransitionTime": now});
-    let containers: Vec<Value> = pod["spec"]["containers"]
-        .as_array()
-        .map(|cs| {
-            cs.iter()
-                .map(|c| {
-                    json!({
-                        "name": c["name"],
-                        "image": c["image"],
-                        "imageID": "",
-                        "ready": true,
-                        "started": true,
-                        "restartCount": 0,
-                        "state": {"running": {"startedAt": now}},
-                    })
+    let Value::Object(spec) = spec else {
+        return false;
+    };
+    if spec
+        .get("nodeName")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .is_empty()
+    {
+        spec.insert("nodeName".into(), Value::from(node));
+    }
+    let containers: Vec<Value> = match spec.get("containers") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(cs)) => cs
+            .iter()
+            .map(|c| {
+                json!({
+                    "name": c.get("name").cloned().unwrap_or(Value::Null),
+                    "image": c.get("image").cloned().unwrap_or(Value::Null),
+                    "imageID": "",
+                    "ready": true,
+                    "started": true,
+                    "restartCount": 0,
+                    "state": {"running": {"startedAt": now}},
                 })
-                .collect()
-        })
-        .unwrap_or_default();
+            })
+            .collect(),
+        Some(_) => return false,
+    };
+    let condition = |t: &str| json!({"type": t, "status": "True", "lastProbeTime": null, "lastTransitionTime": now});
     let host_ip = "192.0.2.1";
-    pod["status"] = json!({
-        "phase": "Running",
-        "conditions": [
-            condition("PodReadyToStartContainers"),
-            condition("Initialized"),
-            condition("Ready"),
-            condition("ContainersReady"),
-            condition("PodScheduled"),
-        ],
-        "hostIP": host_ip,
-        "hostIPs": [{"ip": host_ip}],
-        "podIP": ip,
-        "podIPs": [{"ip": ip}],
-        "startTime": now,
-        "containerStatuses": containers,
-        "qosClass": "BestEffort",
-    });
+    object.insert(
+        "status".into(),
+        json!({
+            "phase": "Running",
+            "conditions": [
+                condition("PodReadyToStartContainers"),
+                condition("Initialized"),
+                condition("Ready"),
+                condition("ContainersReady"),
+                condition("PodScheduled"),
+            ],
+            "hostIP": host_ip,
+            "hostIPs": [{"ip": host_ip}],
+            "podIP": ip,
+            "podIPs": [{"ip": ip}],
+            "startTime": now,
+            "containerStatuses": containers,
+            "qosClass": "BestEffort",
+        }),
+    );
+    true
 }
 
 /// The annotation that makes a Job's Pod fail instead of succeed.
@@ -81,34 +101,43 @@ pub fn owned_by_job(pod: &Value) -> bool {
         .is_some_and(|refs| refs.iter().any(|o| o["kind"] == "Job"))
 }
 
-/// Moves a Running `pod` to Succeeded (or Failed), its containers terminated.
-pub fn finish_pod(pod: &mut Value, failed: bool) {
+/// Moves a Running `pod` to Succeeded (or Failed), its containers terminated. A Pod whose
+/// status has a shape no real server would store is left as it is: returns whether it moved.
+pub fn finish_pod(pod: &mut Value, failed: bool) -> bool {
     let now = now_rfc3339();
     let (phase, code, reason) = if failed {
         ("Failed", 1, "Error")
     } else {
         ("Succeeded", 0, "Completed")
     };
-    let started = pod["status"]["startTime"].clone();
-    pod["status"]["phase"] = Value::from(phase);
-    if let Some(conditions) = pod["status"]["conditions"].as_array_mut() {
-        for c in conditions.iter_mut() {
-            if c["type"] == "Ready" || c["type"] == "ContainersReady" {
-                c["status"] = Value::from("False");
-                c["reason"] = Value::from("PodCompleted");
-                c["lastTransitionTime"] = Value::from(now.as_str());
+    let Some(Value::Object(status)) = pod.get_mut("status") else {
+        return false;
+    };
+    let started = status.get("startTime").cloned().unwrap_or(Value::Null);
+    status.insert("phase".into(), Value::from(phase));
+    if let Some(Value::Array(conditions)) = status.get_mut("conditions") {
+        for c in conditions.iter_mut().filter_map(Value::as_object_mut) {
+            let kind = c.get("type").and_then(Value::as_str);
+            if matches!(kind, Some("Ready" | "ContainersReady")) {
+                c.insert("status".into(), Value::from("False"));
+                c.insert("reason".into(), Value::from("PodCompleted"));
+                c.insert("lastTransitionTime".into(), Value::from(now.as_str()));
             }
         }
     }
-    if let Some(statuses) = pod["status"]["containerStatuses"].as_array_mut() {
-        for c in statuses.iter_mut() {
-            c["ready"] = Value::from(false);
-            c["started"] = Value::from(false);
-            c["state"] = json!({"terminated": {
-                "exitCode": code, "reason": reason, "startedAt": started, "finishedAt": now,
-            }});
+    if let Some(Value::Array(statuses)) = status.get_mut("containerStatuses") {
+        for c in statuses.iter_mut().filter_map(Value::as_object_mut) {
+            c.insert("ready".into(), Value::from(false));
+            c.insert("started".into(), Value::from(false));
+            c.insert(
+                "state".into(),
+                json!({"terminated": {
+                    "exitCode": code, "reason": reason, "startedAt": started, "finishedAt": now,
+                }}),
+            );
         }
     }
+    true
 }
 
 /// How the kubelet emulation behaves.
@@ -160,7 +189,9 @@ fn complete_later(
                 let deleting = !v["metadata"]["deletionTimestamp"].is_null();
                 if ours && running && !deleting {
                     let failed = v["metadata"]["annotations"][FAIL_ANNOTATION] == "true";
-                    finish_pod(v, failed);
+                    if !finish_pod(v, failed) {
+                        tracing::warn!(pod = %name, "kubelet: a Pod of a shape no server would store is left as it is");
+                    }
                 }
             },
             Verb::UpdateStatus,
@@ -204,8 +235,7 @@ pub fn spawn_with(
                         v["status"]["phase"] == "Pending" || v["status"]["phase"].is_null();
                     let deleting = !v["metadata"]["deletionTimestamp"].is_null();
                     if meta_str(v, "uid") == pod.uid && pending && !deleting {
-                        start_pod(v, &node, &ip);
-                        job = owned_by_job(v);
+                        job = start_pod(v, &node, &ip) && owned_by_job(v);
                     }
                 },
                 Verb::UpdateStatus,
@@ -268,7 +298,7 @@ mod tests {
     #[test]
     fn a_started_pod_is_running_ready_and_bound() {
         let mut pod = json!({"metadata": {"name": "a"}, "spec": {"containers": [{"name": "c", "image": "i"}]}});
-        start_pod(&mut pod, "node-3", "10.244.0.2");
+        assert!(start_pod(&mut pod, "node-3", "10.244.0.2"));
         assert_eq!(pod["spec"]["nodeName"], "node-3");
         assert_eq!(pod["status"]["phase"], "Running");
         assert_eq!(pod["status"]["podIP"], "10.244.0.2");
@@ -277,11 +307,37 @@ mod tests {
             .and_then(|cs| cs.iter().find(|c| c["type"] == "Ready"))
             .map(|c| c["status"].clone());
         assert_eq!(ready, Some(json!("True")));
-        finish_pod(&mut pod, true);
+        assert!(finish_pod(&mut pod, true));
         assert_eq!(pod["status"]["phase"], "Failed");
         assert_eq!(
             pod["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"],
             1
         );
+    }
+
+    #[test]
+    fn pods_of_any_shape_are_started_or_left_alone_never_a_panic() {
+        let shapes = [
+            json!("not-an-object"),
+            json!({"spec": "x"}),
+            json!({"spec": {"containers": "x"}}),
+            json!({"spec": {"containers": ["x", 1, null, {"name": 5}]}}),
+            json!({"spec": {"nodeName": 7}}),
+            json!({"status": "x"}),
+            json!({"status": {"conditions": ["x", {"type": "Ready"}], "containerStatuses": [1]}}),
+            json!([]),
+            json!(null),
+        ];
+        for shape in shapes {
+            let mut pod = shape.clone();
+            start_pod(&mut pod, "node-0", "10.0.0.1");
+            let mut pod = shape.clone();
+            finish_pod(&mut pod, false);
+            let mut pod = shape;
+            if start_pod(&mut pod, "node-0", "10.0.0.1") {
+                assert!(finish_pod(&mut pod, true));
+                assert_eq!(pod["status"]["phase"], "Failed");
+            }
+        }
     }
 }

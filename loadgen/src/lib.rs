@@ -20,10 +20,16 @@
 //! - Only Pods are deleted gracefully, and only when bound to a node and not finished, as
 //!   upstream; the kubelet emulation removes them after `min(grace, pod_termination_after)`.
 //!   Without the kubelet a bound Pod stays terminating, as on a cluster whose node is gone.
-//! - Writes over HTTP are validated ([`validation`]: names, labels, required fields,
-//!   selectors against templates, non-negative counts); in-process writes
-//!   ([`ApiServer::create`]) are not, so scenarios may store what they like. Immutable
-//!   fields are not checked. Creating in a namespace that does not exist is allowed.
+//! - Writes over HTTP (create, update, patch, the status subresource) are decoded and
+//!   validated as upstream: a field controllers decide on with the wrong JSON type is a
+//!   `400` decode error worded as Go's decoder ([`typecheck`]; a patched object's is a `422`
+//!   on the field `patch`), a value out of range or not among the supported ones a `422`
+//!   with causes ([`validation`], [`field_rules`]: names, labels, required fields, selectors
+//!   against templates, counts, enums, status counts). In-process writes
+//!   ([`ApiServer::create`]) are not checked, and [`raw::store_raw`] (admin `PUT
+//!   /raw/{plural}/{namespace}/{name}`) stores an object exactly as given: the
+//!   hostile-server simulation, for tests of what the manager does with objects
+//!   kube-apiserver refuses. Creating in a namespace that does not exist is allowed.
 //! - `fieldValidation` looks at top-level fields only (unknown nested fields are kept).
 //! - Strategic merge patch ([`patch`]) knows the merge keys of the served kinds' lists
 //!   (containers, volumes, env by name; conditions by type; ownerReferences by uid; ...),
@@ -41,7 +47,9 @@
 //!   changed by it: a stopped Lease is the only sign of a silent node.
 //! - Updates of the main resource check immutable fields (workload selectors, a Job's
 //!   template, a Pod's spec except images, tolerations, activeDeadlineSeconds and
-//!   terminationGracePeriodSeconds); status updates are not validated.
+//!   terminationGracePeriodSeconds).
+//! - A watch's `timeoutSeconds` is an int64 (beyond it `400`, as upstream's parameter
+//!   decoding), capped at a year (upstream's Duration arithmetic would wrap).
 //! - Request bodies are JSON only: protobuf (`kubectl create job|deployment ...`) is 415,
 //!   and lists are never served as `Table`, so `kubectl get` prints NAME and AGE only.
 //! - The OpenAPI documents ([`openapi`]) list every served path and kind with loose schemas
@@ -57,6 +65,7 @@ pub mod discovery;
 pub mod door;
 pub mod ds_oracle;
 pub mod faults;
+pub mod field_rules;
 pub mod gc;
 pub mod handlers;
 pub mod hostile;
@@ -73,6 +82,7 @@ pub mod openapi;
 mod options;
 pub mod oracle;
 pub mod patch;
+pub mod raw;
 pub mod rbac;
 pub mod report;
 pub mod request_faults;
@@ -86,9 +96,14 @@ pub mod status;
 pub mod store;
 pub mod stress;
 pub mod sts_oracle;
+pub mod typecheck;
+pub mod typecheck_schema;
 pub mod validation;
 pub mod watch;
 pub mod workload;
+
+#[cfg(test)]
+mod fuzz_tests;
 
 pub use deletion::{DeleteOptions, Deleted, Propagation};
 pub use faults::Faults;

@@ -46,6 +46,34 @@ pub struct WatchRequest {
     pub timeout: Duration,
 }
 
+/// The longest a watch stays open. Upstream multiplies `timeoutSeconds` into a Go `Duration`,
+/// which wraps around beyond 292 years; the simulator caps it instead of overflowing.
+pub const MAX_WATCH_TIMEOUT: Duration = Duration::from_secs(365 * 24 * 3600);
+
+/// A watch's `timeoutSeconds`, read as upstream's `ListOptions` reads it: an int64 (anything
+/// else is `400 BadRequest` with `strconv`'s words); absent or `0` is `default`; a negative
+/// value ends the watch at once (upstream's timer fires immediately); at most
+/// [`MAX_WATCH_TIMEOUT`].
+pub fn timeout(text: Option<&str>, default: Duration) -> Result<Duration, ApiError> {
+    let Some(text) = text.filter(|t| !t.is_empty()) else {
+        return Ok(default);
+    };
+    let seconds = text.parse::<i64>().map_err(|e| {
+        let why = match e.kind() {
+            std::num::IntErrorKind::PosOverflow | std::num::IntErrorKind::NegOverflow => {
+                "value out of range"
+            }
+            _ => "invalid syntax",
+        };
+        ApiError::bad_request(format!("strconv.ParseInt: parsing {text:?}: {why}"))
+    })?;
+    Ok(match seconds {
+        0 => default,
+        n if n < 0 => Duration::ZERO,
+        n => Duration::from_secs(n.unsigned_abs()).min(MAX_WATCH_TIMEOUT),
+    })
+}
+
 /// What a watch connection shares with the server.
 #[derive(Debug, Clone)]
 pub struct WatchContext {
@@ -122,7 +150,7 @@ async fn run(
     req: WatchRequest,
     tx: mpsc::Sender<Result<Bytes, Infallible>>,
 ) {
-    let deadline = Instant::now() + req.timeout;
+    let deadline = Instant::now() + req.timeout.min(MAX_WATCH_TIMEOUT);
     let r = req.resource;
     let ns = req.namespace.as_deref();
     let mut rev_rx = ctx.store.subscribe();
@@ -214,6 +242,26 @@ pub fn expired_body(rev: u64, compacted: u64) -> Body {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn timeout_seconds_is_an_int64_capped_at_a_year() {
+        let default = Duration::from_secs(1800);
+        assert_eq!(timeout(None, default), Ok(default));
+        assert_eq!(timeout(Some("0"), default), Ok(default));
+        assert_eq!(timeout(Some("5"), default), Ok(Duration::from_secs(5)));
+        assert_eq!(timeout(Some("-5"), default), Ok(Duration::ZERO));
+        assert_eq!(
+            timeout(Some("9223372036854775807"), default),
+            Ok(MAX_WATCH_TIMEOUT)
+        );
+        let e = timeout(Some("18446744073709551615"), default).expect_err("out of range");
+        assert_eq!(e.code(), 400);
+        assert_eq!(
+            e.to_string(),
+            "strconv.ParseInt: parsing \"18446744073709551615\": value out of range"
+        );
+        assert!(timeout(Some("soon"), default).is_err());
+    }
     use crate::store::Key;
     use serde_json::json;
 

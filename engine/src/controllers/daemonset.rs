@@ -6,13 +6,15 @@
 
 use crate::action::{Action, Plan};
 use crate::cache::ShardCache;
-use crate::daemonset_view::DaemonSetView;
+use crate::daemonset_view::{DaemonSetStatus, DaemonSetView};
 use crate::key::ObjectKey;
+use crate::malformed::ensure_well_formed;
 use crate::object::{Object, PodView};
+use crate::pod_template::{ControllerRef, NewMeta, NewObject, SpecOnly, to_body};
 use crate::reconciler::{Context, ReconcileError, Reconciler};
 use crate::resource::Resource;
 use crate::template_hash::template_hash;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use smallvec::SmallVec;
 use std::collections::BTreeMap;
 
@@ -24,41 +26,66 @@ pub const REVISION_LABEL: &str = "controller-revision-hash";
 pub struct DaemonSetController;
 
 fn pod_for(ds: &DaemonSetView, node: &str, revision: &str) -> Result<Action, ReconcileError> {
-    let template = ds
-        .raw
-        .pointer("/spec/template")
-        .ok_or_else(|| ReconcileError {
-            controller: "daemonset",
-            message: format!("{} has no spec.template", ds.key),
-        })?;
-    let mut labels = template
-        .pointer("/metadata/labels")
-        .cloned()
-        .unwrap_or(json!({}));
-    if let Some(map) = labels.as_object_mut() {
-        map.insert(REVISION_LABEL.into(), json!(revision));
-    }
-    let mut spec = template.get("spec").cloned().unwrap_or(json!({}));
-    spec["nodeName"] = json!(node);
+    let mut labels = ds.template.labels.clone();
+    labels.insert(REVISION_LABEL.into(), revision.to_string());
+    let mut spec = ds.template.spec.clone();
+    spec.insert("nodeName".into(), json!(node));
+    let body = NewObject {
+        api_version: "v1",
+        kind: "Pod",
+        metadata: NewMeta {
+            name: None,
+            generate_name: Some(format!("{}-", ds.key.name())),
+            namespace: ds.key.namespace(),
+            labels,
+            annotations: Some(ds.template.annotations.clone()),
+            finalizers: Vec::new(),
+            owner_references: [ControllerRef::to(
+                Resource::DaemonSets,
+                ds.key.name(),
+                ds.uid.as_str(),
+            )],
+        },
+        body: SpecOnly { spec: &spec },
+    };
     Ok(Action::Create {
         resource: Resource::Pods,
         namespace: ds.key.namespace_arc().clone(),
-        body: json!({
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {
-                "generateName": format!("{}-", ds.key.name()),
-                "namespace": ds.key.namespace(),
-                "labels": labels,
-                "annotations": template.pointer("/metadata/annotations").cloned().unwrap_or(json!({})),
-                "ownerReferences": [{
-                    "apiVersion": "apps/v1", "kind": "DaemonSet", "name": ds.key.name(),
-                    "uid": ds.uid.as_str(), "controller": true, "blockOwnerDeletion": true,
-                }],
-            },
-            "spec": spec,
-        }),
+        body: to_body("daemonset", &ds.key, &body)?,
     })
+}
+
+/// The DaemonSet as observed with `status`'s counters in place (other status fields kept).
+fn with_status(ds: &DaemonSetView, status: &DaemonSetStatus) -> Result<Value, ReconcileError> {
+    let mut body = (*ds.raw).clone();
+    let Value::Object(object) = &mut body else {
+        return Err(ReconcileError::Unbuildable {
+            controller: "daemonset",
+            key: ds.key.clone(),
+            message: "the cached DaemonSet is not a JSON object".into(),
+        });
+    };
+    let mut new_status = match object.remove("status") {
+        Some(Value::Object(m)) => m,
+        _ => Map::new(),
+    };
+    for (name, value) in [
+        ("desiredNumberScheduled", status.desired_number_scheduled),
+        ("currentNumberScheduled", status.current_number_scheduled),
+        ("numberReady", status.number_ready),
+        ("numberAvailable", status.number_available),
+        ("numberUnavailable", status.number_unavailable),
+        ("updatedNumberScheduled", status.updated_number_scheduled),
+        ("numberMisscheduled", status.number_misscheduled),
+    ] {
+        new_status.insert(name.into(), json!(value));
+    }
+    new_status.insert(
+        "observedGeneration".into(),
+        json!(status.observed_generation),
+    );
+    object.insert("status".into(), Value::Object(new_status));
+    Ok(body)
 }
 
 fn delete(pod: &PodView) -> Action {
@@ -108,19 +135,32 @@ impl Reconciler for DaemonSetController {
         let Some(ds) = cache.daemonsets.get(key) else {
             return Ok(Plan::default());
         };
-        let revision = template_hash(ds.raw.pointer("/spec/template"));
+        ensure_well_formed(self.name(), ds)?;
+        let revision = template_hash(ds.raw.get("spec").and_then(|s| s.get("template")));
         let mut by_node: BTreeMap<&str, Vec<&PodView>> = BTreeMap::new();
         let mut unplaced: Vec<&PodView> = Vec::new();
-        for pod in cache.pods.owned_by(&ds.uid).filter(|p| p.is_active()) {
+        for pod in cache.pods.owned_by(&ds.uid) {
+            ensure_well_formed(self.name(), pod)?;
+            if !pod.is_active() {
+                continue;
+            }
             match pod.node_name.as_deref() {
                 Some(node) => by_node.entry(node).or_default().push(pod),
                 None => unplaced.push(pod),
             }
         }
+        // A malformed Node is neither eligible nor unwanted: its Pods are left as they are and
+        // it gets none, so one bad Node holds back no other Node's work.
+        let unknown: Vec<&str> = cache
+            .nodes
+            .iter()
+            .filter(|n| n.malformed.is_some())
+            .map(|n| n.key.name())
+            .collect();
         let eligible: Vec<&str> = cache
             .nodes
             .iter()
-            .filter(|n| !n.terminating && ds.wants(&n.raw))
+            .filter(|n| n.malformed.is_none() && !n.terminating && ds.wants(n))
             .map(|n| n.key.name())
             .collect();
         let mut creates = Vec::new();
@@ -137,12 +177,13 @@ impl Reconciler for DaemonSetController {
                     Some(pods) => {
                         let mut pods = pods.to_vec();
                         pods.sort_by_key(|p| (p.created, p.key.name().to_string()));
-                        deletes.extend(pods[1..].iter().map(|p| delete(p)));
-                        let kept = pods[0];
-                        if !kept.ready {
-                            unavailable += 1;
-                        } else if kept.labels.get(REVISION_LABEL) != Some(revision.as_str()) {
-                            outdated.push(kept);
+                        if let Some((kept, surplus)) = pods.split_first() {
+                            deletes.extend(surplus.iter().map(|p| delete(p)));
+                            if !kept.ready {
+                                unavailable += 1;
+                            } else if kept.labels.get(REVISION_LABEL) != Some(revision.as_str()) {
+                                outdated.push(kept);
+                            }
                         }
                     }
                 }
@@ -150,6 +191,9 @@ impl Reconciler for DaemonSetController {
         }
         let mut rests_on = Vec::new();
         for (node, pods) in &by_node {
+            if unknown.contains(node) {
+                continue;
+            }
             if ds.terminating || !eligible.contains(node) {
                 deletes.extend(pods.iter().map(|p| delete(p)));
                 if !ds.terminating {
@@ -158,16 +202,19 @@ impl Reconciler for DaemonSetController {
                 }
             }
         }
-        let budget = ds
-            .max_unavailable(eligible.len())
-            .saturating_sub(unavailable);
-        deletes.extend(outdated.iter().take(budget).map(|p| delete(p)));
+        if !ds.on_delete {
+            let budget = ds
+                .max_unavailable(eligible.len())
+                .saturating_sub(unavailable);
+            deletes.extend(outdated.iter().take(budget).map(|p| delete(p)));
+        }
         let mut plan = Plan {
             rests_on,
             ..Plan::default()
         };
         plan.push_slow_start(creates);
         plan.steps.push(deletes);
+        let count = |n: usize| i32::try_from(n).unwrap_or(i32::MAX);
         let scheduled = eligible.iter().filter(|n| by_node.contains_key(*n)).count();
         let ready = eligible
             .iter()
@@ -178,28 +225,25 @@ impl Reconciler for DaemonSetController {
             .flatten()
             .filter(|p| p.labels.get(REVISION_LABEL) == Some(revision.as_str()))
             .count();
-        let misscheduled = by_node.keys().filter(|n| !eligible.contains(n)).count();
-        let status = json!({
-            "desiredNumberScheduled": eligible.len(),
-            "currentNumberScheduled": scheduled,
-            "numberReady": ready,
-            "numberAvailable": ready,
-            "numberUnavailable": eligible.len() - ready,
-            "updatedNumberScheduled": updated,
-            "numberMisscheduled": misscheduled,
-            "observedGeneration": ds.generation,
-        });
-        let current = ds.raw.get("status").cloned().unwrap_or(Value::Null);
-        if status
-            .as_object()
-            .is_some_and(|s| s.iter().any(|(k, v)| current.get(k) != Some(v)))
-        {
-            let mut body = (*ds.raw).clone();
-            body["status"] = status;
+        let misscheduled = by_node
+            .keys()
+            .filter(|n| !eligible.contains(n) && !unknown.contains(n))
+            .count();
+        let status = DaemonSetStatus {
+            desired_number_scheduled: count(eligible.len()),
+            current_number_scheduled: count(scheduled),
+            number_ready: count(ready),
+            number_available: count(ready),
+            number_unavailable: count(eligible.len() - ready),
+            updated_number_scheduled: count(updated),
+            number_misscheduled: count(misscheduled),
+            observed_generation: ds.generation,
+        };
+        if status != ds.status {
             plan.steps.push(vec![Action::UpdateStatus {
                 resource: Resource::DaemonSets,
                 key: ds.key.clone(),
-                body,
+                body: with_status(ds, &status)?,
             }]);
         }
         Ok(plan)
@@ -253,6 +297,7 @@ mod tests {
             terminating: false,
             job_tracking: false,
             completion_index: None,
+            malformed: None,
         }
     }
 
@@ -301,7 +346,7 @@ mod tests {
     #[test]
     fn each_eligible_node_gets_one_pod_and_a_second_one_is_removed() {
         let d = ds(json!({"pool": "a"}));
-        let revision = template_hash(d.raw.pointer("/spec/template"));
+        let revision = template_hash(d.raw.get("spec").and_then(|s| s.get("template")));
         let nodes = vec![
             node("n1", json!({"pool": "a"})),
             node("n2", json!({"pool": "a"})),
@@ -321,6 +366,62 @@ mod tests {
             vec!["p1b", "p3"],
             "the younger duplicate and the Pod on an unwanted Node"
         );
+    }
+
+    #[test]
+    fn a_template_spec_that_is_not_an_object_is_malformed_not_a_panic() {
+        for spec in [json!("not-an-object"), json!([1]), json!(7)] {
+            let d = DaemonSetView::from_value(json!({
+                "metadata": {"name": "agent", "namespace": "ns", "uid": "d1"},
+                "spec": {"template": {"spec": spec}},
+            }))
+            .expect("identity");
+            let mut cache = ShardCache::default();
+            cache.apply(Object::DaemonSet(d.clone()));
+            cache.apply(Object::Node(node("n1", json!({}))));
+            let ctx = Context {
+                now: Instant::now(),
+                unix_secs: 0,
+            };
+            let result = DaemonSetController.reconcile(&d.key, &cache, &ctx);
+            assert!(
+                matches!(result, Err(ReconcileError::Malformed { .. })),
+                "{spec}: {result:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_malformed_node_gets_no_pod_and_keeps_the_one_it_has() {
+        let d = ds(json!({}));
+        let revision = template_hash(d.raw.get("spec").and_then(|s| s.get("template")));
+        let bad = NodeView::from_value(
+            json!({"metadata": {"name": "n2", "uid": "u-n2", "labels": {"a": 1}}}),
+        )
+        .expect("identity");
+        assert!(bad.malformed.is_some());
+        let p = plan(
+            &d,
+            vec![node("n1", json!({})), bad],
+            vec![pod("p2", "n2", 1, &revision)],
+        );
+        assert_eq!(created_on(&p), vec!["n1"]);
+        assert!(deleted(&p).is_empty(), "{p:?}");
+    }
+
+    #[test]
+    fn on_delete_never_deletes_old_pods_for_an_update() {
+        let d = DaemonSetView::from_value(json!({
+            "metadata": {"name": "agent", "namespace": "ns", "uid": "d1"},
+            "spec": {"template": {"spec": {}}, "updateStrategy": {"type": "OnDelete"}},
+        }))
+        .expect("ds");
+        let nodes = (0..4).map(|i| node(&format!("n{i}"), json!({}))).collect();
+        let pods = (0..4)
+            .map(|i| pod(&format!("p{i}"), &format!("n{i}"), i, "old"))
+            .collect();
+        let p = plan(&d, nodes, pods);
+        assert!(deleted(&p).is_empty(), "{p:?}");
     }
 
     #[test]

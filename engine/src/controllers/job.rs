@@ -7,14 +7,17 @@
 
 use crate::action::{Action, Plan};
 use crate::cache::ShardCache;
-use crate::job_view::{JobView, format_indexes};
+use crate::index_set::IndexSet;
+use crate::job_view::JobView;
 use crate::key::ObjectKey;
+use crate::malformed::ensure_well_formed;
 use crate::object::{
     COMPLETION_INDEX_ANNOTATION, JOB_TRACKING_FINALIZER, Object, PodPhase, PodView,
 };
+use crate::pod_template::{ControllerRef, NewMeta, NewObject, SpecOnly, to_body};
 use crate::reconciler::{Context, ReconcileError, Reconciler};
 use crate::resource::Resource;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use smallvec::SmallVec;
 use std::collections::BTreeSet;
 
@@ -30,57 +33,48 @@ fn finished(pod: &PodView) -> Option<bool> {
     }
 }
 
+/// Upstream's `MaxPodCreateDeletePerSync`: at most this many Pods are created per sync.
+pub const MAX_POD_CREATES_PER_SYNC: usize = 500;
+
 fn pod_for(job: &JobView, index: Option<u32>) -> Result<Action, ReconcileError> {
-    let template = job
-        .raw
-        .pointer("/spec/template")
-        .ok_or_else(|| ReconcileError {
-            controller: "job",
-            message: format!("{} has no spec.template", job.key),
-        })?;
-    let mut labels = template
-        .pointer("/metadata/labels")
-        .cloned()
-        .unwrap_or(json!({}));
-    let mut annotations = template
-        .pointer("/metadata/annotations")
-        .cloned()
-        .unwrap_or(json!({}));
-    if let Some(map) = labels.as_object_mut() {
-        map.insert("batch.kubernetes.io/job-name".into(), json!(job.key.name()));
-        map.insert(
-            "batch.kubernetes.io/controller-uid".into(),
-            json!(job.uid.as_str()),
-        );
-    }
+    let mut labels = job.template.labels.clone();
+    labels.insert("batch.kubernetes.io/job-name".into(), job.key.name().into());
+    labels.insert(
+        "batch.kubernetes.io/controller-uid".into(),
+        job.uid.as_str().into(),
+    );
+    let mut annotations = job.template.annotations.clone();
     let generate_name = match index {
         Some(i) => {
-            if let Some(map) = annotations.as_object_mut() {
-                map.insert(COMPLETION_INDEX_ANNOTATION.into(), json!(i.to_string()));
-            }
+            annotations.insert(COMPLETION_INDEX_ANNOTATION.into(), i.to_string());
             format!("{}-{i}-", job.key.name())
         }
         None => format!("{}-", job.key.name()),
     };
+    let body = NewObject {
+        api_version: "v1",
+        kind: "Pod",
+        metadata: NewMeta {
+            name: None,
+            generate_name: Some(generate_name),
+            namespace: job.key.namespace(),
+            labels,
+            annotations: Some(annotations),
+            finalizers: vec![JOB_TRACKING_FINALIZER],
+            owner_references: [ControllerRef::to(
+                Resource::Jobs,
+                job.key.name(),
+                job.uid.as_str(),
+            )],
+        },
+        body: SpecOnly {
+            spec: &job.template.spec,
+        },
+    };
     Ok(Action::Create {
         resource: Resource::Pods,
         namespace: job.key.namespace_arc().clone(),
-        body: json!({
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {
-                "generateName": generate_name,
-                "namespace": job.key.namespace(),
-                "labels": labels,
-                "annotations": annotations,
-                "finalizers": [JOB_TRACKING_FINALIZER],
-                "ownerReferences": [{
-                    "apiVersion": "batch/v1", "kind": "Job", "name": job.key.name(),
-                    "uid": job.uid.as_str(), "controller": true, "blockOwnerDeletion": true,
-                }],
-            },
-            "spec": template.get("spec").cloned().unwrap_or(json!({})),
-        }),
+        body: to_body("job", &job.key, &body)?,
     })
 }
 
@@ -105,7 +99,7 @@ struct Tally {
     failed: i32,
     uncounted_succeeded: Vec<String>,
     uncounted_failed: Vec<String>,
-    completed_indexes: BTreeSet<u32>,
+    completed_indexes: IndexSet,
     recorded: usize,
 }
 
@@ -117,7 +111,7 @@ fn track<'a>(job: &JobView, pods: &[&'a PodView]) -> (Tally, Vec<&'a PodView>) {
         failed: job.status.failed,
         uncounted_succeeded: Vec::new(),
         uncounted_failed: Vec::new(),
-        completed_indexes: job.status.completed_indexes.iter().copied().collect(),
+        completed_indexes: job.status.completed_indexes.clone(),
         recorded: 0,
     };
     let mut unfinalize = Vec::new();
@@ -137,7 +131,7 @@ fn track<'a>(job: &JobView, pods: &[&'a PodView]) -> (Tally, Vec<&'a PodView>) {
         for uid in recorded {
             match by_uid(uid) {
                 Some(pod) if pod.job_tracking => into.push(uid.clone()),
-                _ => *counted += 1,
+                _ => *counted = counted.saturating_add(1),
             }
         }
     }
@@ -164,11 +158,80 @@ fn track<'a>(job: &JobView, pods: &[&'a PodView]) -> (Tally, Vec<&'a PodView>) {
             tally.uncounted_failed.push(uid.to_string());
             tally.recorded += 1;
         }
-        if success && let Some(i) = pod.completion_index {
+        // An index beyond `completions` is not a completion (upstream ignores it too).
+        if success
+            && let Some(i) = pod.completion_index
+            && job.completions.is_some_and(|c| i64::from(i) < i64::from(c))
+        {
             tally.completed_indexes.insert(i);
         }
     }
     (tally, unfinalize)
+}
+
+/// What a status write changes.
+struct StatusUpdate<'a> {
+    active: i32,
+    tally: &'a Tally,
+    start_time: i64,
+    condition: Option<Value>,
+    now: i64,
+}
+
+/// The Job as observed with its status updated (other status fields kept).
+fn with_status(job: &JobView, update: StatusUpdate<'_>) -> Result<Value, ReconcileError> {
+    let unbuildable = |message: &str| ReconcileError::Unbuildable {
+        controller: "job",
+        key: job.key.clone(),
+        message: message.to_string(),
+    };
+    let mut body = (*job.raw).clone();
+    let Value::Object(object) = &mut body else {
+        return Err(unbuildable("the cached Job is not a JSON object"));
+    };
+    let mut status = match object.remove("status") {
+        Some(Value::Object(m)) => m,
+        _ => Map::new(),
+    };
+    let tally = update.tally;
+    status.insert("active".into(), json!(update.active));
+    status.insert("succeeded".into(), json!(tally.succeeded));
+    status.insert("failed".into(), json!(tally.failed));
+    status.insert(
+        "uncountedTerminatedPods".into(),
+        json!({"succeeded": tally.uncounted_succeeded, "failed": tally.uncounted_failed}),
+    );
+    status.insert(
+        "startTime".into(),
+        json!(crate::time::format_rfc3339(update.start_time)),
+    );
+    if job.indexed {
+        status.insert(
+            "completedIndexes".into(),
+            json!(tally.completed_indexes.to_string()),
+        );
+    }
+    if let Some(c) = update.condition {
+        let complete = c.get("type").and_then(Value::as_str) == Some("Complete");
+        let conditions = status
+            .entry("conditions")
+            .or_insert_with(|| Value::Array(Vec::new()));
+        if conditions.is_null() {
+            *conditions = Value::Array(Vec::new());
+        }
+        let Value::Array(conditions) = conditions else {
+            return Err(unbuildable("status.conditions is not an array"));
+        };
+        conditions.push(c);
+        if complete {
+            status.insert(
+                "completionTime".into(),
+                json!(crate::time::format_rfc3339(update.now)),
+            );
+        }
+    }
+    object.insert("status".into(), Value::Object(status));
+    Ok(body)
 }
 
 impl Reconciler for JobController {
@@ -202,17 +265,22 @@ impl Reconciler for JobController {
         let Some(job) = cache.jobs.get(key) else {
             return Ok(Plan::default());
         };
+        ensure_well_formed(self.name(), job)?;
         let pods: Vec<&PodView> = cache.pods.owned_by(&job.uid).collect();
+        for pod in &pods {
+            ensure_well_formed(self.name(), *pod)?;
+        }
         let mut active: Vec<&PodView> = pods.iter().copied().filter(|p| p.is_active()).collect();
         let (tally, finalizers_due) = track(job, &pods);
         let mut plan = Plan::default();
-        let succeeded_total =
-            tally.succeeded + i32::try_from(tally.uncounted_succeeded.len()).unwrap_or(i32::MAX);
-        let failed_total =
-            tally.failed + i32::try_from(tally.uncounted_failed.len()).unwrap_or(i32::MAX);
+        let len = |v: &Vec<String>| i32::try_from(v.len()).unwrap_or(i32::MAX);
+        let succeeded_total = tally
+            .succeeded
+            .saturating_add(len(&tally.uncounted_succeeded));
+        let failed_total = tally.failed.saturating_add(len(&tally.uncounted_failed));
         let completions = job.completions.unwrap_or(1);
         let complete = if job.indexed {
-            tally.completed_indexes.len() >= usize::try_from(completions).unwrap_or(0)
+            tally.completed_indexes.count() >= u64::try_from(completions).unwrap_or(0)
         } else {
             match job.completions {
                 Some(c) => succeeded_total >= c,
@@ -262,21 +330,26 @@ impl Reconciler for JobController {
             if job.indexed {
                 let running: BTreeSet<u32> =
                     active.iter().filter_map(|p| p.completion_index).collect();
-                let pending: Vec<u32> = (0..u32::try_from(completions).unwrap_or(0))
-                    .filter(|i| !tally.completed_indexes.contains(i) && !running.contains(i))
-                    .take(parallelism.saturating_sub(active.len()))
-                    .collect();
+                let pending = tally.completed_indexes.first_missing(
+                    u32::try_from(completions).unwrap_or(0),
+                    &running,
+                    parallelism
+                        .saturating_sub(active.len())
+                        .min(MAX_POD_CREATES_PER_SYNC),
+                );
                 creates = pending
                     .into_iter()
                     .map(|i| pod_for(job, Some(i)))
                     .collect::<Result<_, _>>()?;
             } else {
                 let remaining = match job.completions {
-                    Some(c) => usize::try_from(c - succeeded_total).unwrap_or(0),
+                    Some(c) => usize::try_from(c.saturating_sub(succeeded_total)).unwrap_or(0),
                     None if succeeded_total > 0 => 0,
                     None => parallelism,
                 };
-                let wanted = parallelism.min(remaining);
+                let wanted = parallelism
+                    .min(remaining)
+                    .min(active.len().saturating_add(MAX_POD_CREATES_PER_SYNC));
                 if active.len() < wanted {
                     creates = (active.len()..wanted)
                         .map(|_| pod_for(job, None))
@@ -298,41 +371,19 @@ impl Reconciler for JobController {
             || job.status.start_time.is_none()
             || active_after != job.status.active
             || condition.is_some()
-            || (job.indexed
-                && tally.completed_indexes.iter().copied().collect::<Vec<_>>()
-                    != job.status.completed_indexes);
+            || (job.indexed && tally.completed_indexes != job.status.completed_indexes);
         if status_changed {
-            let mut body = (*job.raw).clone();
-            let mut status = body["status"].take();
-            if !status.is_object() {
-                status = json!({});
-            }
-            status["active"] = json!(active_after);
-            status["succeeded"] = json!(tally.succeeded);
-            status["failed"] = json!(tally.failed);
-            status["uncountedTerminatedPods"] = json!({
-                "succeeded": tally.uncounted_succeeded,
-                "failed": tally.uncounted_failed,
-            });
-            status["startTime"] = json!(crate::time::format_rfc3339(start_time));
-            if job.indexed {
-                let indexes: Vec<u32> = tally.completed_indexes.iter().copied().collect();
-                status["completedIndexes"] = json!(format_indexes(&indexes));
-            }
-            if let Some(c) = condition {
-                let complete = c["type"] == "Complete";
-                let mut conditions = status["conditions"].as_array().cloned().unwrap_or_default();
-                conditions.push(c);
-                status["conditions"] = json!(conditions);
-                if complete {
-                    status["completionTime"] = json!(crate::time::format_rfc3339(ctx.unix_secs));
-                }
-            }
-            body["status"] = status;
+            let update = StatusUpdate {
+                active: active_after,
+                tally: &tally,
+                start_time,
+                condition,
+                now: ctx.unix_secs,
+            };
             plan.steps.push(vec![Action::UpdateStatus {
                 resource: Resource::Jobs,
                 key: job.key.clone(),
-                body,
+                body: with_status(job, update)?,
             }]);
         }
         plan.steps
@@ -342,7 +393,10 @@ impl Reconciler for JobController {
         if let Some(d) = job.active_deadline_seconds
             && !job.finished()
         {
-            let left = (start_time + d).saturating_sub(ctx.unix_secs).max(1);
+            let left = start_time
+                .saturating_add(d)
+                .saturating_sub(ctx.unix_secs)
+                .max(1);
             plan.requeue_after = Some(std::time::Duration::from_secs(
                 u64::try_from(left).unwrap_or(1),
             ));
@@ -390,6 +444,7 @@ mod tests {
             terminating: false,
             job_tracking: tracking,
             completion_index: index,
+            malformed: None,
         }
     }
 
@@ -424,6 +479,23 @@ mod tests {
             Action::UpdateStatus { body, .. } => Some(&body["status"]),
             _ => None,
         })
+    }
+
+    #[test]
+    fn a_null_conditions_list_gets_the_finished_condition() {
+        let j = job(
+            json!({"completions": 1, "parallelism": 1}),
+            json!({"succeeded": 1, "conditions": null, "startTime": "2026-01-01T00:00:00Z"}),
+        );
+        let p = plan(&j, vec![]);
+        let status = p.steps.iter().flatten().find_map(|a| match a {
+            Action::UpdateStatus { body, .. } => Some(body["status"].clone()),
+            _ => None,
+        });
+        assert_eq!(
+            status.map(|s| s["conditions"][0]["type"].clone()),
+            Some(json!("Complete"))
+        );
     }
 
     #[test]

@@ -7,11 +7,13 @@
 use crate::action::{Action, Plan};
 use crate::cache::ShardCache;
 use crate::key::ObjectKey;
+use crate::malformed::ensure_well_formed;
 use crate::node_views::{NodeView, ReadyStatus, UNREACHABLE_TAINT};
 use crate::object::Object;
 use crate::reconciler::{Context, ReconcileError, Reconciler};
 use crate::resource::Resource;
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
 use smallvec::SmallVec;
 use std::time::Duration;
 
@@ -37,44 +39,119 @@ fn marked(node: &NodeView) -> bool {
     node.ready == Some(ReadyStatus::Unknown) && node.unreachable
 }
 
-/// The Node with its `Ready` condition set to `Unknown`, for the status subresource.
-fn ready_unknown(node: &NodeView, stamp: &str) -> Value {
-    let mut body = (*node.raw).clone();
-    let unknown = json!({
-        "type": "Ready",
-        "status": "Unknown",
-        "reason": "NodeStatusUnknown",
-        "message": "Kubelet stopped posting node status.",
-        "lastHeartbeatTime": stamp,
-        "lastTransitionTime": stamp,
-    });
-    let conditions = body["status"]["conditions"].as_array_mut();
-    match conditions {
-        Some(cs) => match cs.iter_mut().find(|c| c["type"] == "Ready") {
-            Some(ready) => {
-                if ready["status"] != "Unknown" {
-                    *ready = unknown;
-                }
-            }
-            None => cs.push(unknown),
-        },
-        None => body["status"]["conditions"] = json!([unknown]),
-    }
-    body
+/// The `Ready=Unknown` condition node lifecycle writes.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct UnknownCondition<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    status: &'static str,
+    reason: &'static str,
+    message: &'static str,
+    last_heartbeat_time: &'a str,
+    last_transition_time: &'a str,
 }
 
-/// A merge patch adding the unreachable taints (NoSchedule and NoExecute) to those the Node has.
-fn taint_patch(node: &NodeView, stamp: &str) -> Value {
-    let mut taints: Vec<Value> = node.raw["spec"]["taints"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|t| t["key"] != UNREACHABLE_TAINT)
-        .collect();
-    taints.push(json!({"key": UNREACHABLE_TAINT, "effect": "NoSchedule", "timeAdded": stamp}));
-    taints.push(json!({"key": UNREACHABLE_TAINT, "effect": "NoExecute", "timeAdded": stamp}));
-    json!({"spec": {"taints": taints}})
+/// A taint node lifecycle adds.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct NewTaint<'a> {
+    key: &'static str,
+    effect: &'static str,
+    time_added: &'a str,
+}
+
+fn unbuildable(key: &ObjectKey, message: &str) -> ReconcileError {
+    ReconcileError::Unbuildable {
+        controller: "nodelifecycle",
+        key: key.clone(),
+        message: message.to_string(),
+    }
+}
+
+fn to_value<T: Serialize>(key: &ObjectKey, value: &T) -> Result<Value, ReconcileError> {
+    serde_json::to_value(value).map_err(|e| unbuildable(key, &e.to_string()))
+}
+
+/// The Node with its `Ready` condition set to `Unknown`, for the status subresource. The
+/// decoded Node's shape was checked, but every step is matched again, so no shape panics.
+fn ready_unknown(node: &NodeView, stamp: &str) -> Result<Value, ReconcileError> {
+    let unknown = to_value(
+        &node.key,
+        &UnknownCondition {
+            kind: "Ready",
+            status: "Unknown",
+            reason: "NodeStatusUnknown",
+            message: "Kubelet stopped posting node status.",
+            last_heartbeat_time: stamp,
+            last_transition_time: stamp,
+        },
+    )?;
+    let mut body = (*node.raw).clone();
+    let Value::Object(object) = &mut body else {
+        return Err(unbuildable(
+            &node.key,
+            "the cached Node is not a JSON object",
+        ));
+    };
+    let status = object
+        .entry("status")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if status.is_null() {
+        *status = Value::Object(Map::new());
+    }
+    let Value::Object(status) = status else {
+        return Err(unbuildable(&node.key, "status is not an object"));
+    };
+    let conditions = status
+        .entry("conditions")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if conditions.is_null() {
+        *conditions = Value::Array(Vec::new());
+    }
+    let Value::Array(conditions) = conditions else {
+        return Err(unbuildable(&node.key, "status.conditions is not an array"));
+    };
+    let ready = conditions
+        .iter_mut()
+        .find(|c| c.get("type").and_then(Value::as_str) == Some("Ready"));
+    match ready {
+        Some(ready) => {
+            if ready.get("status").and_then(Value::as_str) != Some("Unknown") {
+                *ready = unknown;
+            }
+        }
+        None => conditions.push(unknown),
+    }
+    Ok(body)
+}
+
+/// A merge patch adding the unreachable taints (NoSchedule and NoExecute) to those the Node has,
+/// which are kept as written.
+fn taint_patch(node: &NodeView, stamp: &str) -> Result<Value, ReconcileError> {
+    let mut taints: Vec<Value> = node
+        .raw
+        .get("spec")
+        .and_then(|s| s.get("taints"))
+        .and_then(Value::as_array)
+        .map(|ts| {
+            ts.iter()
+                .filter(|t| t.get("key").and_then(Value::as_str) != Some(UNREACHABLE_TAINT))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    for effect in ["NoSchedule", "NoExecute"] {
+        taints.push(to_value(
+            &node.key,
+            &NewTaint {
+                key: UNREACHABLE_TAINT,
+                effect,
+                time_added: stamp,
+            },
+        )?);
+    }
+    Ok(json!({"spec": {"taints": taints}}))
 }
 
 impl Reconciler for NodeLifecycleController {
@@ -115,6 +192,10 @@ impl Reconciler for NodeLifecycleController {
         let Some(node) = cache.nodes.get(key) else {
             return Ok(Plan::default());
         };
+        ensure_well_formed(self.name(), node)?;
+        if let Some(lease) = cache.leases.get(&node.lease_key()) {
+            ensure_well_formed(self.name(), lease)?;
+        }
         if marked(node) || node.terminating {
             return Ok(Plan::default());
         }
@@ -141,14 +222,14 @@ impl Reconciler for NodeLifecycleController {
             plan.steps.push(vec![Action::UpdateStatus {
                 resource: Resource::Nodes,
                 key: key.clone(),
-                body: ready_unknown(node, &stamp),
+                body: ready_unknown(node, &stamp)?,
             }]);
         }
         if !node.unreachable {
             plan.steps.push(vec![Action::Patch {
                 resource: Resource::Nodes,
                 key: key.clone(),
-                patch: taint_patch(node, &stamp),
+                patch: taint_patch(node, &stamp)?,
             }]);
         }
         Ok(plan)
@@ -268,6 +349,48 @@ mod tests {
             )
             .expect("plan");
         assert!(plan.is_empty());
+    }
+
+    #[test]
+    fn a_node_whose_status_is_not_an_object_is_malformed_and_left_alone() {
+        let t0 = Instant::now();
+        let value = json!({
+            "metadata": {"name": "n1", "uid": "uid-n1", "resourceVersion": "5"},
+            "status": "not-an-object",
+        });
+        let cache = cache_with(NodeView::from_value(value).expect("identity"), Some(t0));
+        let result = grace().reconcile(
+            &ObjectKey::new("", "n1"),
+            &cache,
+            &ctx(t0 + Duration::from_secs(100)),
+        );
+        assert!(
+            matches!(
+                result,
+                Err(ReconcileError::Malformed {
+                    resource: Resource::Nodes,
+                    ..
+                })
+            ),
+            "{result:?}"
+        );
+    }
+
+    #[test]
+    fn a_node_without_status_or_conditions_gets_a_ready_unknown_condition() {
+        for value in [
+            json!({"metadata": {"name": "n1", "uid": "u", "resourceVersion": "5"}}),
+            json!({"metadata": {"name": "n1", "uid": "u", "resourceVersion": "5"}, "status": {}}),
+            json!({"metadata": {"name": "n1", "uid": "u", "resourceVersion": "5"}, "status": null}),
+            json!({"metadata": {"name": "n1", "uid": "u", "resourceVersion": "5"},
+                   "status": {"conditions": null}}),
+        ] {
+            let node = NodeView::from_value(value).expect("node");
+            let body = ready_unknown(&node, "2026-01-01T00:00:00Z").expect("body");
+            assert_eq!(body["status"]["conditions"][0]["status"], "Unknown");
+            let patch = taint_patch(&node, "2026-01-01T00:00:00Z").expect("patch");
+            assert_eq!(patch["spec"]["taints"].as_array().map(Vec::len), Some(2));
+        }
     }
 
     #[test]

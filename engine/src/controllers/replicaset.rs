@@ -3,10 +3,12 @@
 use crate::action::{Action, Plan};
 use crate::cache::ShardCache;
 use crate::key::ObjectKey;
+use crate::malformed::ensure_well_formed;
 use crate::object::{Object, PodPhase, PodView, ReplicaSetStatus, ReplicaSetView};
+use crate::pod_template::{ControllerRef, NewMeta, NewObject, SpecOnly, to_body};
 use crate::reconciler::{Context, ReconcileError, Reconciler};
 use crate::resource::Resource;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use smallvec::SmallVec;
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -54,11 +56,14 @@ impl Reconciler for ReplicaSetController {
         let Some(rs) = cache.replicasets.get(key) else {
             return Ok(Plan::default());
         };
-        let mut active: Vec<&PodView> = cache
-            .pods
-            .owned_by(&rs.uid)
-            .filter(|p| p.is_active())
-            .collect();
+        ensure_well_formed(self.name(), rs)?;
+        let mut active: Vec<&PodView> = Vec::new();
+        for pod in cache.pods.owned_by(&rs.uid) {
+            ensure_well_formed(self.name(), pod)?;
+            if pod.is_active() {
+                active.push(pod);
+            }
+        }
         let mut plan = Plan::default();
         if !rs.terminating {
             let desired = rs.replicas as usize;
@@ -93,7 +98,7 @@ impl Reconciler for ReplicaSetController {
             plan.steps.push(vec![Action::UpdateStatus {
                 resource: Resource::ReplicaSets,
                 key: rs.key.clone(),
-                body: with_status(rs, &status),
+                body: with_status(rs, &status)?,
             }]);
         }
         plan.requeue_after = next_available;
@@ -101,46 +106,29 @@ impl Reconciler for ReplicaSetController {
     }
 }
 
-fn template_labels(rs: &ReplicaSetView) -> Option<&serde_json::Map<String, Value>> {
-    rs.raw
-        .pointer("/spec/template/metadata/labels")
-        .and_then(Value::as_object)
-}
-
 /// The Pod a ReplicaSet creates: its template, `generateName: <rs>-`, a controller reference.
 fn pod_from_template(rs: &ReplicaSetView) -> Result<Value, ReconcileError> {
-    let template = rs
-        .raw
-        .pointer("/spec/template")
-        .ok_or_else(|| ReconcileError {
-            controller: "replicaset",
-            message: format!("{} has no spec.template", rs.key),
-        })?;
-    let meta = template.get("metadata");
-    let copy = |field: &str| {
-        meta.and_then(|m| m.get(field))
-            .cloned()
-            .unwrap_or(json!({}))
-    };
-    Ok(json!({
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "generateName": format!("{}-", rs.key.name()),
-            "namespace": rs.key.namespace(),
-            "labels": copy("labels"),
-            "annotations": copy("annotations"),
-            "ownerReferences": [{
-                "apiVersion": "apps/v1",
-                "kind": "ReplicaSet",
-                "name": rs.key.name(),
-                "uid": rs.uid.as_str(),
-                "controller": true,
-                "blockOwnerDeletion": true
-            }]
+    let body = NewObject {
+        api_version: "v1",
+        kind: "Pod",
+        metadata: NewMeta {
+            name: None,
+            generate_name: Some(format!("{}-", rs.key.name())),
+            namespace: rs.key.namespace(),
+            labels: rs.template.labels.clone(),
+            annotations: Some(rs.template.annotations.clone()),
+            finalizers: Vec::new(),
+            owner_references: [ControllerRef::to(
+                Resource::ReplicaSets,
+                rs.key.name(),
+                rs.uid.as_str(),
+            )],
         },
-        "spec": template.get("spec").cloned().unwrap_or(json!({}))
-    }))
+        body: SpecOnly {
+            spec: &rs.template.spec,
+        },
+    };
+    to_body("replicaset", &rs.key, &body)
 }
 
 fn phase_rank(phase: PodPhase) -> u8 {
@@ -201,14 +189,13 @@ fn compute_status(
     active: &[&PodView],
     now_unix: i64,
 ) -> (ReplicaSetStatus, Option<Duration>) {
-    let labels = template_labels(rs);
+    let labels = &rs.template.labels;
     let fully_labeled = active
         .iter()
         .filter(|p| {
-            labels.is_none_or(|l| {
-                l.iter()
-                    .all(|(k, v)| v.as_str().is_some_and(|v| p.labels.get(k) == Some(v)))
-            })
+            labels
+                .iter()
+                .all(|(k, v)| p.labels.get(k) == Some(v.as_str()))
         })
         .count();
     let ready: Vec<_> = active.iter().filter(|p| p.ready).collect();
@@ -220,7 +207,9 @@ fn compute_status(
                 return true;
             }
             let since = p.ready_since.unwrap_or(now_unix);
-            let wait = since + rs.min_ready_seconds - now_unix;
+            let wait = since
+                .saturating_add(rs.min_ready_seconds)
+                .saturating_sub(now_unix);
             if wait > 0 {
                 next_available = Some(next_available.map_or(wait, |n| n.min(wait)));
             }
@@ -240,13 +229,20 @@ fn compute_status(
     )
 }
 
-fn with_status(rs: &ReplicaSetView, status: &ReplicaSetStatus) -> Value {
+/// The ReplicaSet as observed with `status` in place of its status (other status fields kept).
+fn with_status(rs: &ReplicaSetView, status: &ReplicaSetStatus) -> Result<Value, ReconcileError> {
     let mut body = (*rs.raw).clone();
-    let mut new_status = body
-        .get("status")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
+    let Value::Object(object) = &mut body else {
+        return Err(ReconcileError::Unbuildable {
+            controller: "replicaset",
+            key: rs.key.clone(),
+            message: "the cached ReplicaSet is not a JSON object".into(),
+        });
+    };
+    let mut new_status = match object.remove("status") {
+        Some(Value::Object(m)) => m,
+        _ => Map::new(),
+    };
     new_status.insert("replicas".into(), json!(status.replicas));
     new_status.insert(
         "fullyLabeledReplicas".into(),
@@ -258,10 +254,8 @@ fn with_status(rs: &ReplicaSetView, status: &ReplicaSetStatus) -> Value {
         "observedGeneration".into(),
         json!(status.observed_generation),
     );
-    if let Some(obj) = body.as_object_mut() {
-        obj.insert("status".into(), Value::Object(new_status));
-    }
-    body
+    object.insert("status".into(), Value::Object(new_status));
+    Ok(body)
 }
 
 #[cfg(test)]
@@ -382,6 +376,46 @@ mod tests {
             .reconcile(&rs.key, &ShardCache::default(), &ctx())
             .expect("plan");
         assert!(plan.is_empty());
+    }
+
+    fn replicaset_with(replicas: Value) -> ReplicaSetView {
+        ReplicaSetView::from_value(json!({
+            "metadata": {"name": "web", "namespace": "ns", "uid": "uid-web", "resourceVersion": "1"},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "web"}},
+                     "template": {"metadata": {"labels": {"app": "web"}}, "spec": {}}},
+        }))
+        .expect("identity is readable")
+    }
+
+    #[test]
+    fn a_malformed_replica_count_deletes_nothing_and_writes_nothing() {
+        for bad in [json!("five"), json!(3.0), json!("3"), json!(-2)] {
+            let rs = replicaset_with(bad.clone());
+            let pods = (0..10)
+                .map(|i| pod(&rs, &format!("p{i}"), 1, true))
+                .collect();
+            let result = ReplicaSetController.reconcile(&rs.key, &cache_with(&rs, pods), &ctx());
+            let Err(ReconcileError::Malformed { key, resource, .. }) = result else {
+                panic!("{bad}: a malformed error, got {result:?}");
+            };
+            assert_eq!((key, resource), (rs.key.clone(), Resource::ReplicaSets));
+        }
+    }
+
+    #[test]
+    fn a_malformed_pod_stops_its_owner_from_acting() {
+        let rs = replicaset("ns", "web", 1);
+        let odd = br#"{"metadata":{"name":"odd","namespace":"ns","uid":"uid-odd","resourceVersion":"2",
+            "ownerReferences":[{"kind":"ReplicaSet","name":"web","uid":"uid-web","controller":true}]},
+            "status":{"phase":42}}"#;
+        let odd = PodView::from_json(odd).expect("identity is readable");
+        assert!(odd.malformed.is_some());
+        let pods = vec![pod(&rs, "a", 1, true), pod(&rs, "b", 1, true), odd];
+        let result = ReplicaSetController.reconcile(&rs.key, &cache_with(&rs, pods), &ctx());
+        let Err(ReconcileError::Malformed { key, resource, .. }) = result else {
+            panic!("a malformed error, got {result:?}");
+        };
+        assert_eq!((key.name(), resource), ("odd", Resource::Pods));
     }
 
     #[test]

@@ -6,12 +6,15 @@
 use crate::action::{Action, Plan};
 use crate::cache::ShardCache;
 use crate::key::ObjectKey;
+use crate::malformed::ensure_well_formed;
 use crate::object::{Object, PodPhase, PodView};
+use crate::pod_template::{ControllerRef, NewMeta, NewObject, SpecOnly, to_body};
 use crate::reconciler::{Context, ReconcileError, Reconciler};
 use crate::resource::Resource;
-use crate::statefulset_view::{StatefulSetStatus, StatefulSetView};
+use crate::statefulset_view::{ClaimTemplate, StatefulSetStatus, StatefulSetView};
 use crate::template_hash::template_hash;
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
 use smallvec::SmallVec;
 use std::collections::BTreeMap;
 
@@ -35,65 +38,54 @@ pub fn revision_name(set: &StatefulSetView) -> String {
     format!(
         "{}-{}",
         set.key.name(),
-        template_hash(set.raw.pointer("/spec/template"))
+        template_hash(set.raw.get("spec").and_then(|s| s.get("template")))
     )
 }
 
-fn owner_reference(set: &StatefulSetView) -> Value {
-    json!([{
-        "apiVersion": "apps/v1",
-        "kind": "StatefulSet",
-        "name": set.key.name(),
-        "uid": set.uid.as_str(),
-        "controller": true,
-        "blockOwnerDeletion": true,
-    }])
+/// At most this many Pods (and their claims) are created per sync under `Parallel`, as
+/// upstream's `burstReplicas`: a set of two billion replicas costs a bounded plan.
+pub const BURST_REPLICAS: usize = 500;
+
+fn owner(set: &StatefulSetView) -> [ControllerRef<'_>; 1] {
+    [ControllerRef::to(
+        Resource::StatefulSets,
+        set.key.name(),
+        set.uid.as_str(),
+    )]
 }
 
-fn claim_templates(set: &StatefulSetView) -> Vec<&Value> {
-    set.raw
-        .pointer("/spec/volumeClaimTemplates")
-        .and_then(Value::as_array)
-        .map(|ts| ts.iter().collect())
-        .unwrap_or_default()
-}
-
-fn claim_name(template: &Value, set: &StatefulSetView, ordinal: usize) -> String {
-    let t = template["metadata"]["name"].as_str().unwrap_or("data");
-    format!("{t}-{}-{ordinal}", set.key.name())
+fn claim_name(template: &ClaimTemplate, set: &StatefulSetView, ordinal: usize) -> String {
+    format!("{}-{}-{ordinal}", template.name, set.key.name())
 }
 
 /// The claims of `ordinal`, from the claim templates (created by name; one that exists is kept).
-fn claims(set: &StatefulSetView, ordinal: usize) -> Vec<Action> {
-    claim_templates(set)
-        .into_iter()
+fn claims(set: &StatefulSetView, ordinal: usize) -> Result<Vec<Action>, ReconcileError> {
+    set.claim_templates
+        .iter()
         .map(|template| {
-            let mut labels = set
-                .raw
-                .pointer("/spec/selector/matchLabels")
-                .cloned()
-                .unwrap_or(json!({}));
-            if let Some(own) = template
-                .pointer("/metadata/labels")
-                .and_then(Value::as_object)
-                && let Some(map) = labels.as_object_mut()
-            {
-                map.extend(own.clone());
-            }
-            Action::Create {
+            let mut labels = set.selector.match_labels.clone();
+            labels.extend(template.labels.clone());
+            let body = NewObject {
+                api_version: "v1",
+                kind: "PersistentVolumeClaim",
+                metadata: NewMeta {
+                    name: Some(claim_name(template, set, ordinal)),
+                    generate_name: None,
+                    namespace: set.key.namespace(),
+                    labels,
+                    annotations: None,
+                    finalizers: Vec::new(),
+                    owner_references: owner(set),
+                },
+                body: SpecOnly {
+                    spec: &template.spec,
+                },
+            };
+            Ok(Action::Create {
                 resource: Resource::PersistentVolumeClaims,
                 namespace: set.key.namespace_arc().clone(),
-                body: json!({
-                    "apiVersion": "v1",
-                    "kind": "PersistentVolumeClaim",
-                    "metadata": {
-                        "name": claim_name(template, set, ordinal),
-                        "namespace": set.key.namespace(),
-                        "labels": labels,
-                    },
-                    "spec": template.get("spec").cloned().unwrap_or(json!({})),
-                }),
-            }
+                body: to_body("statefulset", &set.key, &body)?,
+            })
         })
         .collect()
 }
@@ -103,77 +95,139 @@ fn pod_for(
     ordinal: usize,
     revision: &str,
 ) -> Result<Action, ReconcileError> {
-    let template = set
-        .raw
-        .pointer("/spec/template")
-        .ok_or_else(|| ReconcileError {
-            controller: "statefulset",
-            message: format!("{} has no spec.template", set.key),
-        })?;
     let name = format!("{}-{ordinal}", set.key.name());
-    let mut labels = template
-        .pointer("/metadata/labels")
-        .cloned()
-        .unwrap_or(json!({}));
-    if let Some(map) = labels.as_object_mut() {
-        map.insert(POD_NAME_LABEL.into(), json!(name));
-        map.insert(POD_INDEX_LABEL.into(), json!(ordinal.to_string()));
-        map.insert(REVISION_LABEL.into(), json!(revision));
+    let mut labels = set.template.labels.clone();
+    labels.insert(POD_NAME_LABEL.into(), name.clone());
+    labels.insert(POD_INDEX_LABEL.into(), ordinal.to_string());
+    labels.insert(REVISION_LABEL.into(), revision.to_string());
+    let mut spec = set.template.spec.clone();
+    spec.insert("hostname".into(), json!(name));
+    if let Some(service) = &set.service_name {
+        spec.insert("subdomain".into(), json!(service));
     }
-    let mut spec = template.get("spec").cloned().unwrap_or(json!({}));
-    spec["hostname"] = json!(name);
-    if let Some(service) = set.raw.pointer("/spec/serviceName").and_then(Value::as_str) {
-        spec["subdomain"] = json!(service);
-    }
-    let volumes: Vec<Value> = claim_templates(set)
-        .into_iter()
-        .map(|t| {
+    if !set.claim_templates.is_empty() {
+        let mut volumes = match spec.remove("volumes") {
+            Some(Value::Array(vs)) => vs,
+            _ => Vec::new(),
+        };
+        volumes.extend(set.claim_templates.iter().map(|t| {
             json!({
-                "name": t["metadata"]["name"].as_str().unwrap_or("data"),
+                "name": t.name,
                 "persistentVolumeClaim": {"claimName": claim_name(t, set, ordinal)},
             })
-        })
-        .collect();
-    if !volumes.is_empty() {
-        let mut all = spec["volumes"].as_array().cloned().unwrap_or_default();
-        all.extend(volumes);
-        spec["volumes"] = json!(all);
+        }));
+        spec.insert("volumes".into(), Value::Array(volumes));
     }
+    let body = NewObject {
+        api_version: "v1",
+        kind: "Pod",
+        metadata: NewMeta {
+            name: Some(name),
+            generate_name: None,
+            namespace: set.key.namespace(),
+            labels,
+            annotations: Some(set.template.annotations.clone()),
+            finalizers: Vec::new(),
+            owner_references: owner(set),
+        },
+        body: SpecOnly { spec: &spec },
+    };
     Ok(Action::Create {
         resource: Resource::Pods,
         namespace: set.key.namespace_arc().clone(),
-        body: json!({
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {
-                "name": name,
-                "namespace": set.key.namespace(),
-                "labels": labels,
-                "annotations": template.pointer("/metadata/annotations").cloned().unwrap_or(json!({})),
-                "ownerReferences": owner_reference(set),
-            },
-            "spec": spec,
-        }),
+        body: to_body("statefulset", &set.key, &body)?,
     })
 }
 
-fn revision_object(set: &StatefulSetView, name: &str) -> Action {
-    Action::Create {
+/// The body of a ControllerRevision: the template it records and its number.
+#[derive(Serialize)]
+struct RevisionBody<'a> {
+    data: RevisionData<'a>,
+    revision: i64,
+}
+
+#[derive(Serialize)]
+struct RevisionData<'a> {
+    spec: RevisionSpec<'a>,
+}
+
+#[derive(Serialize)]
+struct RevisionSpec<'a> {
+    template: &'a Value,
+}
+
+fn revision_object(set: &StatefulSetView, name: &str) -> Result<Action, ReconcileError> {
+    let empty = Value::Object(Map::new());
+    let template = set
+        .raw
+        .get("spec")
+        .and_then(|s| s.get("template"))
+        .unwrap_or(&empty);
+    let body = NewObject {
+        api_version: "apps/v1",
+        kind: "ControllerRevision",
+        metadata: NewMeta {
+            name: Some(name.to_string()),
+            generate_name: None,
+            namespace: set.key.namespace(),
+            labels: set.selector.match_labels.clone(),
+            annotations: None,
+            finalizers: Vec::new(),
+            owner_references: owner(set),
+        },
+        body: RevisionBody {
+            data: RevisionData {
+                spec: RevisionSpec { template },
+            },
+            revision: set.generation.max(1),
+        },
+    };
+    Ok(Action::Create {
         resource: Resource::ControllerRevisions,
         namespace: set.key.namespace_arc().clone(),
-        body: json!({
-            "apiVersion": "apps/v1",
-            "kind": "ControllerRevision",
-            "metadata": {
-                "name": name,
-                "namespace": set.key.namespace(),
-                "labels": set.raw.pointer("/spec/selector/matchLabels").cloned().unwrap_or(json!({})),
-                "ownerReferences": owner_reference(set),
-            },
-            "data": {"spec": {"template": set.raw.pointer("/spec/template").cloned().unwrap_or(json!({}))}},
-            "revision": set.generation.max(1),
-        }),
-    }
+        body: to_body("statefulset", &set.key, &body)?,
+    })
+}
+
+/// The status the controller writes.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct StatusBody<'a> {
+    replicas: i32,
+    ready_replicas: i32,
+    current_replicas: i32,
+    updated_replicas: i32,
+    available_replicas: i32,
+    observed_generation: i64,
+    current_revision: Option<&'a str>,
+    update_revision: Option<&'a str>,
+}
+
+fn with_status(set: &StatefulSetView, status: &StatefulSetStatus) -> Result<Value, ReconcileError> {
+    let new_status = to_body(
+        "statefulset",
+        &set.key,
+        &StatusBody {
+            replicas: status.replicas,
+            ready_replicas: status.ready_replicas,
+            current_replicas: status.current_replicas,
+            updated_replicas: status.updated_replicas,
+            available_replicas: status.ready_replicas,
+            observed_generation: status.observed_generation,
+            current_revision: status.current_revision.as_deref(),
+            update_revision: status.update_revision.as_deref(),
+        },
+    )?;
+    let mut body = (*set.raw).clone();
+    let Value::Object(object) = &mut body else {
+        return Err(ReconcileError::Unbuildable {
+            controller: "statefulset",
+            key: set.key.clone(),
+            message: "the cached StatefulSet is not a JSON object".into(),
+        });
+    };
+    object.insert("status".into(), new_status);
+    Ok(body)
 }
 
 fn delete(pod: &PodView) -> Action {
@@ -219,41 +273,51 @@ impl Reconciler for StatefulSetController {
         let Some(set) = cache.statefulsets.get(key) else {
             return Ok(Plan::default());
         };
+        ensure_well_formed(self.name(), set)?;
         let revision = revision_name(set);
         let mut pods: BTreeMap<usize, &PodView> = BTreeMap::new();
         for pod in cache.pods.owned_by(&set.uid) {
+            ensure_well_formed(self.name(), pod)?;
             if let Some(ordinal) = set.ordinal_of(pod.key.name()) {
                 pods.insert(ordinal, pod);
             }
         }
-        let desired = usize::try_from(set.replicas).unwrap_or(0);
+        let wanted = set.wanted();
+        let condemned = || {
+            pods.range(..wanted.start)
+                .chain(pods.range(wanted.end..))
+                .map(|(_, p)| *p)
+        };
         let mut plan = Plan::default();
         if set.status.update_revision.as_deref() != Some(revision.as_str()) {
-            plan.steps.push(vec![revision_object(set, &revision)]);
+            plan.steps.push(vec![revision_object(set, &revision)?]);
         }
         if !set.terminating {
             if set.parallel {
-                let missing: Vec<usize> = (0..desired).filter(|i| !pods.contains_key(i)).collect();
-                plan.steps
-                    .push(missing.iter().flat_map(|&i| claims(set, i)).collect());
+                let missing: Vec<usize> = wanted
+                    .clone()
+                    .filter(|i| !pods.contains_key(i))
+                    .take(BURST_REPLICAS)
+                    .collect();
+                let mut claim_step = Vec::new();
+                for &i in &missing {
+                    claim_step.extend(claims(set, i)?);
+                }
+                plan.steps.push(claim_step);
                 let creates: Result<Vec<Action>, _> = missing
                     .iter()
                     .map(|&i| pod_for(set, i, &revision))
                     .collect();
                 plan.steps.push(creates?);
-                plan.steps.push(
-                    pods.range(desired..)
-                        .rev()
-                        .filter(|(_, p)| !p.terminating)
-                        .map(|(_, p)| delete(p))
-                        .collect(),
-                );
+                let mut doomed: Vec<&PodView> = condemned().filter(|p| !p.terminating).collect();
+                doomed.reverse();
+                plan.steps.push(doomed.into_iter().map(delete).collect());
             } else {
                 let mut blocked = false;
-                for ordinal in 0..desired {
+                for ordinal in wanted.clone() {
                     match pods.get(&ordinal) {
                         None => {
-                            plan.steps.push(claims(set, ordinal));
+                            plan.steps.push(claims(set, ordinal)?);
                             plan.steps.push(vec![pod_for(set, ordinal, &revision)?]);
                             blocked = true;
                             break;
@@ -265,10 +329,11 @@ impl Reconciler for StatefulSetController {
                         Some(_) => {}
                     }
                 }
-                let condemned_terminating = pods.range(desired..).any(|(_, p)| p.terminating);
+                let condemned_terminating = condemned().any(|p| p.terminating);
+                // The highest condemned ordinal goes first, as upstream.
                 if !blocked
                     && !condemned_terminating
-                    && let Some((_, highest)) = pods.range(desired..).next_back()
+                    && let Some(highest) = condemned().max_by_key(|p| set.ordinal_of(p.key.name()))
                 {
                     plan.steps.push(vec![delete(highest)]);
                 }
@@ -290,21 +355,10 @@ impl Reconciler for StatefulSetController {
             update_revision: Some(revision),
         };
         if status != set.status {
-            let mut body = (*set.raw).clone();
-            body["status"] = json!({
-                "replicas": status.replicas,
-                "readyReplicas": status.ready_replicas,
-                "currentReplicas": status.current_replicas,
-                "updatedReplicas": status.updated_replicas,
-                "availableReplicas": status.ready_replicas,
-                "observedGeneration": status.observed_generation,
-                "currentRevision": status.current_revision,
-                "updateRevision": status.update_revision,
-            });
             plan.steps.push(vec![Action::UpdateStatus {
                 resource: Resource::StatefulSets,
                 key: set.key.clone(),
-                body,
+                body: with_status(set, &status)?,
             }]);
         }
         Ok(plan)
@@ -358,6 +412,7 @@ mod tests {
             terminating,
             job_tracking: false,
             completion_index: None,
+            malformed: None,
         }
     }
 
@@ -463,6 +518,50 @@ mod tests {
             ],
         );
         assert!(deleted(&waiting).is_empty(), "one termination at a time");
+    }
+
+    #[test]
+    fn a_template_spec_that_is_not_an_object_is_malformed_not_a_panic() {
+        let s = StatefulSetView::from_value(json!({
+            "metadata": {"name": "db", "namespace": "ns", "uid": "uid-db", "resourceVersion": "4"},
+            "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "db"}},
+                     "template": {"spec": "not-an-object"}},
+        }))
+        .expect("identity");
+        let mut cache = ShardCache::default();
+        cache.apply(Object::StatefulSet(s.clone()));
+        let ctx = Context {
+            now: Instant::now(),
+            unix_secs: 0,
+        };
+        let result = StatefulSetController.reconcile(&s.key, &cache, &ctx);
+        assert!(
+            matches!(result, Err(ReconcileError::Malformed { .. })),
+            "{result:?}"
+        );
+    }
+
+    #[test]
+    fn a_start_ordinal_shifts_the_wanted_pods_and_keeps_them() {
+        let mut value = (*set(3, true).raw).clone();
+        value["spec"]["ordinals"] = json!({"start": 5});
+        let s = StatefulSetView::from_value(value).expect("set");
+        let pods = (5..8).map(|i| pod(&s, i, true, false)).collect();
+        let p = plan(&s, pods);
+        assert!(deleted(&p).is_empty(), "{p:?}");
+        assert!(created_pods(&p).is_empty(), "{p:?}");
+        let below = plan(&s, vec![pod(&s, 0, true, false)]);
+        assert_eq!(deleted(&below), vec!["db-0"]);
+        assert_eq!(created_pods(&below), vec!["db-5", "db-6", "db-7"]);
+    }
+
+    #[test]
+    fn a_huge_parallel_set_creates_a_bounded_burst() {
+        let mut value = (*set(1, true).raw).clone();
+        value["spec"]["replicas"] = json!(i32::MAX);
+        let s = StatefulSetView::from_value(value).expect("set");
+        let p = plan(&s, vec![]);
+        assert_eq!(created_pods(&p).len(), BURST_REPLICAS);
     }
 
     #[test]

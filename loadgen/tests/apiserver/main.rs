@@ -7,6 +7,8 @@ mod common;
 mod crud;
 mod deletion;
 mod door;
+mod fuzz_requests;
+mod hostile_input;
 mod kubelet;
 mod list_watch;
 mod openapi;

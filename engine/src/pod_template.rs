@@ -1,0 +1,192 @@
+//! A workload's Pod template, checked when its owner is decoded, and the Pods built from it:
+//! write bodies are typed structs serialised by serde, so building one never indexes into JSON
+//! of unknown shape.
+
+use crate::checked::{Checker, Field};
+use crate::key::ObjectKey;
+use crate::reconciler::ReconcileError;
+use crate::resource::Resource;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// `spec.template` of a ReplicaSet, StatefulSet, DaemonSet or Job.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PodTemplate {
+    /// template.metadata.labels.
+    pub labels: BTreeMap<String, String>,
+    /// template.metadata.annotations.
+    pub annotations: BTreeMap<String, String>,
+    /// template.spec, passed through to the Pods (an object; `volumes`, if any, an array).
+    pub spec: Map<String, Value>,
+}
+
+impl PodTemplate {
+    /// Reads `spec.template` of `root`; an absent template is recorded (every workload has one).
+    pub fn read(root: &Field<'_>, c: &mut Checker) -> Self {
+        let template = root.get(c, "spec.template");
+        if !template.is_present() {
+            c.record("spec.template", "Required value".into());
+            return Self::default();
+        }
+        c.object(&template);
+        template.get(c, "metadata").object(c);
+        let labels = template.get(c, "metadata.labels").string_map(c);
+        let annotations = template.get(c, "metadata.annotations").string_map(c);
+        let spec_field = template.get(c, "spec");
+        let spec = c.object(&spec_field).cloned().unwrap_or_default();
+        spec_field.get(c, "volumes").array(c);
+        Self {
+            labels,
+            annotations,
+            spec,
+        }
+    }
+}
+
+/// The ownerReference a controller puts on what it creates.
+#[derive(Serialize, Clone, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct ControllerRef<'a> {
+    /// The owner's apiVersion.
+    pub api_version: &'static str,
+    /// The owner's kind.
+    pub kind: &'static str,
+    /// The owner's name.
+    pub name: &'a str,
+    /// The owner's UID.
+    pub uid: &'a str,
+    /// Always true: the owner controls it.
+    pub controller: bool,
+    /// Always true, as upstream's controllers set it.
+    pub block_owner_deletion: bool,
+}
+
+impl<'a> ControllerRef<'a> {
+    /// A controller reference to the `resource` object `name` with `uid`.
+    pub fn to(resource: Resource, name: &'a str, uid: &'a str) -> Self {
+        Self {
+            api_version: resource.api_version(),
+            kind: resource.kind(),
+            name,
+            uid,
+            controller: true,
+            block_owner_deletion: true,
+        }
+    }
+}
+
+/// Metadata of an object a controller creates.
+#[derive(Serialize, Clone, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct NewMeta<'a> {
+    /// A fixed name (StatefulSet Pods, claims, revisions).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// A name prefix the server completes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generate_name: Option<String>,
+    /// The namespace.
+    pub namespace: &'a str,
+    /// Labels.
+    pub labels: BTreeMap<String, String>,
+    /// Annotations.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<BTreeMap<String, String>>,
+    /// Finalizers.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub finalizers: Vec<&'static str>,
+    /// The controller reference.
+    pub owner_references: [ControllerRef<'a>; 1],
+}
+
+/// A new object: apiVersion, kind, metadata and the rest of its body.
+#[derive(Serialize, Clone, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct NewObject<'a, B: Serialize> {
+    /// The apiVersion.
+    pub api_version: &'static str,
+    /// The kind.
+    pub kind: &'static str,
+    /// The metadata.
+    pub metadata: NewMeta<'a>,
+    /// The rest (`spec`, or a revision's `data` and `revision`).
+    #[serde(flatten)]
+    pub body: B,
+}
+
+/// A body that is only a `spec`.
+#[derive(Serialize, Clone, Debug)]
+pub struct SpecOnly<'a> {
+    /// The spec.
+    pub spec: &'a Map<String, Value>,
+}
+
+/// Serialises a write body; the error names the key whose write it is.
+pub fn to_body<T: Serialize>(
+    controller: &'static str,
+    key: &ObjectKey,
+    body: &T,
+) -> Result<Value, ReconcileError> {
+    serde_json::to_value(body).map_err(|e| ReconcileError::Unbuildable {
+        controller,
+        key: key.clone(),
+        message: format!("the write body cannot be serialised: {e}"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_template_of_the_wrong_shape_is_recorded_and_a_good_one_is_kept() {
+        for bad in [
+            json!({"spec": {"template": "x"}}),
+            json!({"spec": {"template": {"metadata": {"labels": {"a": 1}}}}}),
+            json!({"spec": {"template": {"spec": []}}}),
+            json!({"spec": {"template": {"spec": {"volumes": {}}}}}),
+            json!({"spec": {}}),
+        ] {
+            let mut c = Checker::default();
+            PodTemplate::read(&Field::root(&bad), &mut c);
+            assert!(!c.is_clean(), "{bad}");
+        }
+        let good = json!({"spec": {"template": {"metadata": {"labels": {"a": "b"}},
+                                                "spec": {"containers": []}}}});
+        let mut c = Checker::default();
+        let t = PodTemplate::read(&Field::root(&good), &mut c);
+        assert!(c.is_clean());
+        assert_eq!(t.labels.get("a").map(String::as_str), Some("b"));
+        assert!(t.spec.contains_key("containers"));
+    }
+
+    #[test]
+    fn a_new_pod_serialises_with_its_controller_reference() {
+        let spec = Map::new();
+        let body = NewObject {
+            api_version: "v1",
+            kind: "Pod",
+            metadata: NewMeta {
+                name: None,
+                generate_name: Some("web-".into()),
+                namespace: "ns",
+                labels: BTreeMap::new(),
+                annotations: None,
+                finalizers: Vec::new(),
+                owner_references: [ControllerRef::to(Resource::ReplicaSets, "web", "u1")],
+            },
+            body: SpecOnly { spec: &spec },
+        };
+        let v = to_body("replicaset", &ObjectKey::new("ns", "web"), &body).expect("serialises");
+        assert_eq!(v["metadata"]["generateName"], "web-");
+        assert_eq!(v["metadata"]["ownerReferences"][0]["kind"], "ReplicaSet");
+        assert_eq!(
+            v["metadata"]["ownerReferences"][0]["blockOwnerDeletion"],
+            true
+        );
+        assert_eq!(v["spec"], json!({}));
+        assert!(v["metadata"].get("finalizers").is_none());
+    }
+}
