@@ -13,10 +13,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut files: Vec<(String, PathBuf)> = Vec::new();
     for entry in std::fs::read_dir(&dir)? {
         let path = entry?.path();
-        if path.extension().is_some_and(|e| e == "toml") {
-            if let Some(stem) = path.file_stem().and_then(|s| s.to_str()) {
-                files.push((stem.to_string(), path.clone()));
-            }
+        if path.extension().is_some_and(|e| e == "toml")
+            && let Some(stem) = path.file_stem().and_then(|s| s.to_str())
+        {
+            files.push((stem.to_string(), path.clone()));
         }
     }
     files.sort();
