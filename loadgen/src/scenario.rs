@@ -10,9 +10,17 @@ use crate::resource::Resource;
 /// Why a scenario could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {
-    /// Neither a file nor a known scenario name.
-    #[error("no scenario {0:?} (looked for the file and for {1})")]
-    NotFound(String, String),
+    /// Neither a file nor the name of a built-in scenario.
+    #[error(
+        "no scenario {name:?}: not a file, nor one of the built-in scenarios: {} (`loadgen stress --list` describes each)",
+        .known.join(", ")
+    )]
+    NotFound {
+        /// What was asked for.
+        name: String,
+        /// The built-in scenarios.
+        known: Vec<String>,
+    },
     /// The file could not be read.
     #[error("reading {path}: {source}")]
     Read {
@@ -430,26 +438,25 @@ impl Scenario {
         Ok(scenario)
     }
 
-    /// Loads a scenario from a file path, or by name from `loadgen/scenarios/NAME.toml`.
+    /// Loads a scenario from a file path, or by the name of one built into the binary (the
+    /// files of `loadgen/scenarios/`, see [`crate::scenario_catalog`]).
     pub fn load(name_or_file: &str) -> Result<Self, ScenarioError> {
-        let direct = PathBuf::from(name_or_file);
-        let shipped = scenarios_dir().join(format!("{name_or_file}.toml"));
-        let path = if direct.is_file() {
-            direct
-        } else {
-            shipped.clone()
-        };
-        if !path.is_file() {
-            return Err(ScenarioError::NotFound(
-                name_or_file.to_string(),
-                shipped.display().to_string(),
-            ));
+        let path = Path::new(name_or_file);
+        if path.is_file() {
+            let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
+                path: path.to_path_buf(),
+                source,
+            })?;
+            return Self::parse(&text, path);
         }
-        let text = std::fs::read_to_string(&path).map_err(|source| ScenarioError::Read {
-            path: path.clone(),
-            source,
-        })?;
-        Self::parse(&text, &path)
+        crate::scenario_catalog::load(name_or_file).unwrap_or_else(|| {
+            Err(ScenarioError::NotFound {
+                name: name_or_file.to_string(),
+                known: crate::scenario_catalog::names()
+                    .map(str::to_string)
+                    .collect(),
+            })
+        })
     }
 
     /// When the workload's last step and last fault are over.
@@ -464,7 +471,8 @@ impl Scenario {
     }
 }
 
-/// Where shipped scenarios live.
+/// The source tree's scenarios folder (for tests and tools run from the checkout; the binary
+/// loads its built-in copies).
 pub fn scenarios_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios")
 }
@@ -474,20 +482,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_shipped_scenario_parses() {
+    fn every_shipped_scenario_parses_and_is_named_after_its_file() {
         let mut seen = 0;
-        for entry in std::fs::read_dir(scenarios_dir()).expect("scenarios dir") {
-            let path = entry.expect("entry").path();
-            if path.extension().is_some_and(|e| e == "toml") {
-                let name = path
-                    .file_stem()
-                    .and_then(|s| s.to_str())
-                    .expect("name")
-                    .to_string();
-                let scenario = Scenario::load(&name).expect("parses");
-                assert_eq!(scenario.name, name, "file name and scenario name agree");
-                seen += 1;
-            }
+        for name in crate::scenario_catalog::names() {
+            let scenario = Scenario::load(name).expect("parses");
+            assert_eq!(scenario.name, name, "file name and scenario name agree");
+            seen += 1;
         }
         assert!(seen >= 2);
     }
@@ -505,8 +505,25 @@ mod tests {
     }
 
     #[test]
-    fn a_missing_scenario_names_where_it_looked() {
+    fn a_missing_scenario_lists_the_built_in_ones() {
         let err = Scenario::load("no-such-scenario").expect_err("missing");
-        assert!(err.to_string().contains("no-such-scenario.toml"));
+        let text = err.to_string();
+        assert!(text.contains("\"no-such-scenario\""), "{text}");
+        for name in crate::scenario_catalog::names() {
+            assert!(text.contains(name), "{name} missing from: {text}");
+        }
+        assert!(text.contains("--list"), "{text}");
+    }
+
+    #[test]
+    fn a_file_path_still_loads_and_wins_over_a_name() {
+        let dir = std::env::temp_dir().join(format!("tidemark-scenario-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let file = dir.join("tiny.toml");
+        let text = "name='tiny'\n[workload]\nreplicasets=1\nsteps=[1]\nstep_every_seconds=1\n[invariants]\ncheck=[]\nconvergence_bound_seconds=1\n";
+        std::fs::write(&file, text).expect("write");
+        let scenario = Scenario::load(&file.display().to_string()).expect("loads");
+        assert_eq!(scenario.name, "tiny");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -58,12 +58,10 @@ pub enum StressError {
     Identity(#[from] crate::run_as::RunAsError),
 }
 
-/// The `tidemark` beside the running `loadgen` binary (both are built into one target folder).
+/// The `tidemark` beside the running `loadgen` binary (cargo builds and installs both into one
+/// folder), else `tidemark` on `PATH`.
 pub fn default_tidemark() -> PathBuf {
-    std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.parent().map(|dir| dir.join("tidemark")))
-        .unwrap_or_else(|| PathBuf::from("tidemark"))
+    crate::sibling::sibling("tidemark")
 }
 
 /// The Lease the managers compete for.
@@ -466,6 +464,7 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
     let scenario = &options.scenario;
     let run_started = Instant::now();
     std::fs::create_dir_all(&options.work_dir)?;
+    crate::progress::stress(&options, crate::progress::StressPhase::Starting);
     let server = start(ServerConfig {
         kubelet_ready_after: Duration::from_millis(scenario.server.kubelet_ready_after_ms),
         bookmark_interval: Duration::from_millis(scenario.server.bookmark_interval_ms),
@@ -510,6 +509,7 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
         return Err(e.into());
     }
     let result = drive(&options, &server, &mut managers).await;
+    crate::progress::stress(&options, crate::progress::StressPhase::Verdict);
     let scrape_violations = crate::run_as::scrape(&server, &managers, &identity).await;
     managers.stop_all().await;
     let (convergence, faults) = match result {
@@ -582,6 +582,7 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
         manager_log: managers.logs(),
         requests,
     };
+    crate::progress::stress_done(&options, &report);
     server.shutdown().await;
     Ok(report)
 }
@@ -632,6 +633,7 @@ async fn drive(
     let scenario = &options.scenario;
     let namespace = scenario.workload.namespace.as_str();
     let kind = scenario.workload.kind;
+    crate::progress::stress(options, crate::progress::StressPhase::Settling);
     if kind == WorkloadKind::Job {
         // A Job settles by finishing: the scenario starts while its Jobs run.
         tokio::time::sleep(Duration::from_secs(2)).await;
@@ -645,6 +647,7 @@ async fn drive(
     let mut actions = timeline(scenario, options.seed).into_iter().peekable();
     let mut events = Vec::new();
     let mut aimed = Vec::new();
+    crate::progress::stress(options, crate::progress::StressPhase::Running);
     let t0 = Instant::now();
     while let Some((at, _)) = actions.peek() {
         let at = *at;
@@ -686,6 +689,7 @@ async fn drive(
         }
     }
     tokio::time::sleep_until(t0 + scenario.active_duration()).await;
+    crate::progress::stress(options, crate::progress::StressPhase::Converging);
     let bound = Duration::from_secs_f64(scenario.invariants.convergence_bound_seconds.max(0.0));
     let convergence = wait_converged(server, kind, namespace, bound, managers).await?;
     Ok((convergence, events))

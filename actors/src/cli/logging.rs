@@ -1,5 +1,7 @@
 //! `-v N` / `--v=N` and `--logging-format`: kube-controller-manager's klog verbosity mapped onto
-//! `tracing` filters, and the subscriber the binary installs. `RUST_LOG`, when set, wins.
+//! `tracing` filters, and the subscriber the binary installs: on stderr (the summary goes to
+//! stdout), coloured only on a terminal that takes colour and with `NO_COLOR` unset. `RUST_LOG`,
+//! when set, wins.
 
 /// How log lines are written (`--logging-format`, alias `--log-format`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -12,18 +14,24 @@ pub enum LogFormat {
 }
 
 /// The filter for klog verbosity `v`:
-/// 0-1 info from tidemark_actors, warn from the rest; 2-3 debug from the tidemark crates;
+/// 0-1 info from tidemark_actors and the binary, warn from the rest; 2-3 debug from the tidemark crates;
 /// 4-5 trace from the tidemark crates and info from kube; 6 and up trace from everything,
 /// kube's and hyper's requests included.
 pub fn filter_for_verbosity(v: u8) -> &'static str {
     match v {
-        0..=1 => "warn,tidemark_actors=info",
+        0..=1 => "warn,tidemark=info,tidemark_actors=info",
         2..=3 => "warn,tidemark=debug,tidemark_actors=debug,tidemark_engine=debug",
         4..=5 => {
             "warn,tidemark=trace,tidemark_actors=trace,tidemark_engine=trace,kube=info,kube_client=info,kube_runtime=info"
         }
         _ => "trace",
     }
+}
+
+/// Whether log lines on stderr get colour: only on a terminal that takes it, never with
+/// `NO_COLOR` set (`CLICOLOR_FORCE` forces it), so a redirected log greps cleanly.
+pub fn colour_on_stderr() -> bool {
+    anstream::AutoStream::choice(&std::io::stderr()) != anstream::ColorChoice::Never
 }
 
 /// Installs the global subscriber on stderr: `RUST_LOG` if set and valid, else the filter for
@@ -37,6 +45,7 @@ pub fn init_logs(format: LogFormat, v: u8) {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(filter_for_verbosity(v)));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(colour_on_stderr())
         .with_writer(std::io::stderr);
     let _already_installed = match format {
         LogFormat::Json => builder
@@ -67,6 +76,10 @@ mod tests {
     #[test]
     fn higher_verbosity_opens_more() {
         assert_eq!(filter_for_verbosity(0), filter_for_verbosity(1));
+        assert!(
+            filter_for_verbosity(0).contains("tidemark=info"),
+            "the binary's own lines (the addresses it serves on) show at the default level"
+        );
         assert!(filter_for_verbosity(2).contains("tidemark_engine=debug"));
         assert!(filter_for_verbosity(4).contains("kube=info"));
         assert!(filter_for_verbosity(4).contains("tidemark_actors=trace"));

@@ -14,6 +14,7 @@ mod lifecycle;
 mod lost_responses;
 mod nodelifecycle_e2e;
 mod observability;
+mod output;
 mod replicaset_e2e;
 mod secure_serving;
 mod serving_limits;

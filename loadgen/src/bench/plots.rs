@@ -1,10 +1,10 @@
-//! SVG plots of a bench run (plotters' SVG backend: text is emitted as SVG elements, no system
-//! fonts needed): sync time and bytes per object against N, delivered against offered events
-//! per second, and wake latency distributions, Tidemark beside the peer.
+//! The plots of a bench run, each written as SVG and as PNG side by side: initial sync time and
+//! cache bytes per Pod against Pods, delivered against offered watch events per second, and the
+//! stale-key wake latency distribution, Tidemark beside the peer ([`super::chart`] draws them).
 
-use crate::bench::schema::BenchReport;
-use plotters::coord::combinators::IntoLogRange;
-use plotters::prelude::*;
+use crate::bench::chart::{self, Axis, Chart, Look, Marker, Series};
+use crate::bench::schema::{BenchReport, ChurnStep, Compared, SyncRun};
+use plotters::style::RGBColor;
 use std::path::{Path, PathBuf};
 
 /// A plot could not be drawn or written.
@@ -17,223 +17,259 @@ pub struct PlotError {
     pub message: String,
 }
 
-type Series = (String, RGBColor, Vec<(f64, f64)>);
-
-const TIDEMARK: RGBColor = RGBColor(0, 90, 180);
-const PEER: RGBColor = RGBColor(210, 80, 30);
-const EXTRA: [RGBColor; 3] = [
-    RGBColor(60, 160, 60),
-    RGBColor(140, 60, 160),
-    RGBColor(120, 120, 120),
+/// Tidemark's looks, one per series (solid lines): blue, bluish green, purple.
+const TIDEMARK: [Look; 3] = [
+    Look {
+        colour: RGBColor(0, 114, 178),
+        marker: Marker::Circle,
+        dashed: false,
+    },
+    Look {
+        colour: RGBColor(0, 150, 110),
+        marker: Marker::Triangle,
+        dashed: false,
+    },
+    Look {
+        colour: RGBColor(150, 60, 150),
+        marker: Marker::Diamond,
+        dashed: false,
+    },
 ];
 
-struct Chart<'a> {
-    path: &'a Path,
-    title: &'a str,
-    x_desc: &'a str,
-    y_desc: &'a str,
-    log_x: bool,
-    log_y: bool,
-}
+/// The peer's looks (dashed lines): vermillion, dark orange, grey.
+const PEER: [Look; 3] = [
+    Look {
+        colour: RGBColor(213, 94, 0),
+        marker: Marker::Square,
+        dashed: true,
+    },
+    Look {
+        colour: RGBColor(190, 130, 0),
+        marker: Marker::Cross,
+        dashed: true,
+    },
+    Look {
+        colour: RGBColor(90, 90, 90),
+        marker: Marker::Ring,
+        dashed: true,
+    },
+];
 
-fn bounds(series: &[Series], log: bool, pick: fn(&(f64, f64)) -> f64) -> (f64, f64) {
-    let values: Vec<f64> = series
+fn sync_chart(
+    report: &BenchReport,
+    title: &str,
+    y_title: &str,
+    figure: fn(&SyncRun) -> &Compared,
+) -> Chart {
+    let tidemark = report
+        .sync
         .iter()
-        .flat_map(|(_, _, p)| p.iter().map(pick))
-        .filter(|v| v.is_finite() && (!log || *v > 0.0))
+        .map(|s| (s.pods as f64, figure(s).tidemark))
         .collect();
-    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if !lo.is_finite() || !hi.is_finite() {
-        return (1.0, 10.0);
+    let peer: Vec<(f64, f64)> = report
+        .sync
+        .iter()
+        .filter_map(|s| figure(s).peer.map(|p| (s.pods as f64, p)))
+        .collect();
+    let mut series = vec![Series {
+        name: "Tidemark".into(),
+        look: TIDEMARK[0],
+        points: tidemark,
+    }];
+    if !peer.is_empty() {
+        series.push(Series {
+            name: "kube-rs reflector".into(),
+            look: PEER[0],
+            points: peer,
+        });
     }
-    if log {
-        (lo / 1.5, hi * 1.5)
-    } else {
-        (0.0_f64.min(lo), if hi > 0.0 { hi * 1.1 } else { 1.0 })
+    Chart {
+        title: title.into(),
+        x: Axis {
+            title: "Pods in the cache".into(),
+            categories: None,
+        },
+        y: Axis {
+            title: y_title.into(),
+            categories: None,
+        },
+        series,
+        diagonal: None,
     }
 }
 
-fn draw(chart: &Chart<'_>, series: &[Series]) -> Result<(), PlotError> {
-    let err = |e: &dyn std::fmt::Display| PlotError {
-        path: chart.path.display().to_string(),
-        message: e.to_string(),
+fn churn_chart(report: &BenchReport) -> Chart {
+    let points = |steps: &[ChurnStep]| -> Vec<(f64, f64)> {
+        steps
+            .iter()
+            .map(|s| (s.offered_per_second, s.events_per_second))
+            .collect()
     };
-    let root = SVGBackend::new(chart.path, (760, 460)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(&e))?;
-    let (x0, x1) = bounds(series, chart.log_x, |p| p.0);
-    let (y0, y1) = bounds(series, chart.log_y, |p| p.1);
-    let mut builder = ChartBuilder::on(&root);
-    builder
-        .caption(chart.title, ("sans-serif", 20))
-        .margin(12)
-        .x_label_area_size(42)
-        .y_label_area_size(70);
-    macro_rules! finish {
-        ($ctx:expr) => {{
-            let mut ctx = $ctx.map_err(|e| err(&e))?;
-            ctx.configure_mesh()
-                .x_desc(chart.x_desc)
-                .y_desc(chart.y_desc)
-                .draw()
-                .map_err(|e| err(&e))?;
-            for (name, color, points) in series {
-                let color = *color;
-                ctx.draw_series(LineSeries::new(
-                    points.iter().copied(),
-                    color.stroke_width(2),
-                ))
-                .map_err(|e| err(&e))?
-                .label(name.as_str())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
-                ctx.draw_series(points.iter().map(|p| Circle::new(*p, 3, color.filled())))
-                    .map_err(|e| err(&e))?;
-            }
-            ctx.configure_series_labels()
-                .background_style(WHITE.mix(0.8))
-                .border_style(BLACK)
-                .draw()
-                .map_err(|e| err(&e))?;
-        }};
-    }
-    match (chart.log_x, chart.log_y) {
-        (true, true) => {
-            finish!(builder.build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale()))
+    let mut tidemark = TIDEMARK.iter().cycle();
+    let mut peer = PEER.iter().cycle();
+    let mut series = Vec::new();
+    for c in &report.churn {
+        if let Some(look) = tidemark.next() {
+            series.push(Series {
+                name: format!(
+                    "Tidemark, {} Pods",
+                    crate::bench::ticks::si(c.pods as f64, 3)
+                ),
+                look: *look,
+                points: points(&c.tidemark_steps),
+            });
         }
-        (true, false) => finish!(builder.build_cartesian_2d((x0..x1).log_scale(), y0..y1)),
-        (false, true) => finish!(builder.build_cartesian_2d(x0..x1, (y0..y1).log_scale())),
-        (false, false) => finish!(builder.build_cartesian_2d(x0..x1, y0..y1)),
     }
-    root.present().map_err(|e| err(&e))?;
-    Ok(())
+    for c in report.churn.iter().filter(|c| !c.peer_steps.is_empty()) {
+        if let Some(look) = peer.next() {
+            series.push(Series {
+                name: format!(
+                    "kube-rs, {} Pods",
+                    crate::bench::ticks::si(c.pods as f64, 3)
+                ),
+                look: *look,
+                points: points(&c.peer_steps),
+            });
+        }
+    }
+    Chart {
+        title: "Watch events delivered to the cache against the offered rate".into(),
+        x: Axis {
+            title: "offered watch events per second".into(),
+            categories: None,
+        },
+        y: Axis {
+            title: "delivered events per second".into(),
+            categories: None,
+        },
+        series,
+        diagonal: Some("delivered = offered".into()),
+    }
 }
 
-/// Writes every plot of `report` into `dir`; returns the files written.
+fn wake_chart(tidemark: &[(f64, f64)], backoff: &[(f64, f64)]) -> Chart {
+    let percentiles: Vec<f64> = tidemark.iter().map(|(p, _)| *p).collect();
+    let indexed = |d: &[(f64, f64)]| -> Vec<(f64, f64)> {
+        d.iter()
+            .filter_map(|(p, v)| {
+                percentiles
+                    .iter()
+                    .position(|q| q == p)
+                    .map(|i| (i as f64, *v))
+            })
+            .collect()
+    };
+    Chart {
+        title: "Stale-key wake latency distribution".into(),
+        x: Axis {
+            title: "percentile".into(),
+            categories: Some(percentiles.iter().map(|p| format!("p{p}")).collect()),
+        },
+        y: Axis {
+            title: "wake latency, µs".into(),
+            categories: None,
+        },
+        series: vec![
+            Series {
+                name: "Tidemark: park, wake on the watermark".into(),
+                look: TIDEMARK[0],
+                points: indexed(tidemark),
+            },
+            Series {
+                name: "requeue with backoff from 5 ms".into(),
+                look: PEER[0],
+                points: indexed(backoff),
+            },
+        ],
+        diagonal: None,
+    }
+}
+
+/// The charts of `report`, each with its file stem.
+pub fn charts(report: &BenchReport) -> Vec<(&'static str, Chart)> {
+    let mut charts = vec![
+        (
+            "sync_seconds",
+            sync_chart(
+                report,
+                "Initial sync time against Pods",
+                "initial sync, seconds",
+                |s| &s.sync_seconds,
+            ),
+        ),
+        (
+            "bytes_per_object",
+            sync_chart(
+                report,
+                "Cache bytes per Pod (RSS delta) against Pods",
+                "bytes per cached Pod",
+                |s| &s.bytes_per_object,
+            ),
+        ),
+        ("churn_events_per_second", churn_chart(report)),
+    ];
+    if let Some(w) = &report.wake {
+        charts.push((
+            "wake_latency",
+            wake_chart(&w.tidemark_distribution, &w.backoff_distribution),
+        ));
+    }
+    charts
+}
+
+/// Writes every plot of `report` into `dir` as `NAME.svg` and `NAME.png`; returns the files.
 pub fn write_all(report: &BenchReport, dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
     std::fs::create_dir_all(dir).map_err(|e| PlotError {
         path: dir.display().to_string(),
         message: e.to_string(),
     })?;
     let mut written = Vec::new();
-    let sides = |f: fn(&crate::bench::schema::SyncRun) -> &crate::bench::schema::Compared| {
-        let tidemark: Vec<(f64, f64)> = report
-            .sync
-            .iter()
-            .map(|s| (s.pods as f64, f(s).tidemark))
-            .collect();
-        let peer: Vec<(f64, f64)> = report
-            .sync
-            .iter()
-            .filter_map(|s| f(s).peer.map(|p| (s.pods as f64, p)))
-            .collect();
-        vec![
-            ("Tidemark".to_string(), TIDEMARK, tidemark),
-            ("kube-rs reflector".to_string(), PEER, peer),
-        ]
-    };
-    let path = dir.join("sync_seconds.svg");
-    draw(
-        &Chart {
-            path: &path,
-            title: "Initial sync time against Pods",
-            x_desc: "Pods",
-            y_desc: "seconds",
-            log_x: true,
-            log_y: true,
-        },
-        &sides(|s| &s.sync_seconds),
-    )?;
-    written.push(path);
-    let path = dir.join("bytes_per_object.svg");
-    draw(
-        &Chart {
-            path: &path,
-            title: "Cache bytes per Pod (RSS delta) against Pods",
-            x_desc: "Pods",
-            y_desc: "bytes per Pod",
-            log_x: true,
-            log_y: true,
-        },
-        &sides(|s| &s.bytes_per_object),
-    )?;
-    written.push(path);
-    let mut churn: Vec<Series> = Vec::new();
-    let mut extra = EXTRA.iter().cycle();
-    for c in &report.churn {
-        let points = |steps: &[crate::bench::schema::ChurnStep]| -> Vec<(f64, f64)> {
-            steps
-                .iter()
-                .map(|s| (s.offered_per_second, s.events_per_second))
-                .collect()
-        };
-        let color = if churn.is_empty() {
-            TIDEMARK
-        } else {
-            *extra.next().unwrap_or(&TIDEMARK)
-        };
-        churn.push((
-            format!("Tidemark, {} Pods", c.pods),
-            color,
-            points(&c.tidemark_steps),
-        ));
-        if !c.peer_steps.is_empty() {
-            churn.push((
-                format!("kube-rs, {} Pods", c.pods),
-                PEER,
-                points(&c.peer_steps),
-            ));
-        }
-    }
-    let path = dir.join("churn_events_per_second.svg");
-    draw(
-        &Chart {
-            path: &path,
-            title: "Watch events delivered to the cache against offered rate",
-            x_desc: "offered events/s",
-            y_desc: "delivered events/s",
-            log_x: false,
-            log_y: false,
-        },
-        &churn,
-    )?;
-    written.push(path);
-    if let Some(w) = &report.wake {
-        let path = dir.join("wake_latency.svg");
-        draw(
-            &Chart {
-                path: &path,
-                title: "Stale-key wake latency distribution",
-                x_desc: "percentile",
-                y_desc: "microseconds",
-                log_x: false,
-                log_y: true,
-            },
-            &[
-                (
-                    "Tidemark park and wake".into(),
-                    TIDEMARK,
-                    w.tidemark_distribution.clone(),
-                ),
-                (
-                    "requeue with backoff from 5 ms".into(),
-                    PEER,
-                    w.backoff_distribution.clone(),
-                ),
-            ],
-        )?;
-        written.push(path);
+    for (stem, chart) in charts(report) {
+        let svg = dir.join(format!("{stem}.svg"));
+        chart::write_svg(&chart, &svg).map_err(|message| PlotError {
+            path: svg.display().to_string(),
+            message,
+        })?;
+        written.push(svg);
+        let png = dir.join(format!("{stem}.png"));
+        chart::write_png(&chart, &png).map_err(|message| PlotError {
+            path: png.display().to_string(),
+            message,
+        })?;
+        written.push(png);
     }
     Ok(written)
+}
+
+/// The markdown that shows the plots of `report` beside its tables: each PNG, linking to its
+/// SVG, with the files named under `link_dir` (relative to the markdown file, or as given).
+pub fn markdown(report: &BenchReport, link_dir: &Path) -> String {
+    let mut out = String::from("### Plots\n\n");
+    for (stem, chart) in charts(report) {
+        let png = link_dir.join(format!("{stem}.png"));
+        let svg = link_dir.join(format!("{stem}.svg"));
+        out.push_str(&format!(
+            "[![{}]({})]({})\n\n",
+            chart.title,
+            png.display(),
+            svg.display()
+        ));
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::schema::{Better, Compared, SyncRun, WakeRun};
+    use crate::bench::schema::{Better, ChurnRun, WakeRun};
 
-    #[test]
-    fn plots_are_written_as_svg_with_text_elements() {
-        let report = BenchReport {
+    fn report() -> BenchReport {
+        let step = |offered: f64, delivered: f64| ChurnStep {
+            offered_per_second: offered,
+            events_per_second: delivered,
+            ..ChurnStep::default()
+        };
+        BenchReport {
             sync: vec![
                 SyncRun {
                     pods: 1000,
@@ -248,18 +284,91 @@ mod tests {
                     ..SyncRun::default()
                 },
             ],
+            churn: vec![
+                ChurnRun {
+                    pods: 1000,
+                    tidemark_steps: vec![step(10_000.0, 9990.0), step(25_000.0, 21_000.0)],
+                    peer_steps: vec![step(10_000.0, 9000.0), step(25_000.0, 9100.0)],
+                    ..ChurnRun::default()
+                },
+                ChurnRun {
+                    pods: 10_000,
+                    tidemark_steps: vec![step(10_000.0, 9980.0), step(25_000.0, 20_000.0)],
+                    peer_steps: vec![step(10_000.0, 9500.0), step(25_000.0, 11_000.0)],
+                    ..ChurnRun::default()
+                },
+            ],
             wake: Some(WakeRun {
                 tidemark_distribution: vec![(50.0, 2.0), (99.0, 8.0)],
                 backoff_distribution: vec![(50.0, 2000.0), (99.0, 9000.0)],
                 ..WakeRun::default()
             }),
             ..BenchReport::default()
-        };
+        }
+    }
+
+    #[test]
+    fn every_plot_is_written_as_svg_and_png() {
         let dir = std::env::temp_dir().join(format!("tidemark-plots-{}", std::process::id()));
-        let files = write_all(&report, &dir).expect("plots");
-        assert_eq!(files.len(), 4);
+        let files = write_all(&report(), &dir).expect("plots");
+        assert_eq!(files.len(), 8);
         let svg = std::fs::read_to_string(&files[0]).expect("read");
         assert!(svg.contains("<svg") && svg.contains("<text"), "{svg}");
+        let png = std::fs::read(&files[1]).expect("read");
+        assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "a PNG signature");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_markdown_shows_each_png_linked_to_its_svg() {
+        let text = markdown(&report(), Path::new(""));
+        assert!(
+            text.contains(
+                "[![Initial sync time against Pods](sync_seconds.png)](sync_seconds.svg)"
+            )
+        );
+        assert_eq!(text.matches("![").count(), 4);
+    }
+
+    #[test]
+    fn every_series_of_a_chart_has_its_own_colour_and_marker() {
+        for (stem, chart) in charts(&report()) {
+            let looks: Vec<Look> = chart.series.iter().map(|s| s.look).collect();
+            for (i, a) in looks.iter().enumerate() {
+                for b in &looks[i + 1..] {
+                    assert_ne!(a.colour, b.colour, "{stem}");
+                    assert_ne!(a.marker, b.marker, "{stem}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ticks_and_labels_are_integers_or_si_suffixed() {
+        let dir = std::env::temp_dir().join(format!("tidemark-plot-text-{}", std::process::id()));
+        let files = write_all(&report(), &dir).expect("plots");
+        for svg in files
+            .iter()
+            .filter(|f| f.extension().is_some_and(|e| e == "svg"))
+        {
+            let text = std::fs::read_to_string(svg).expect("read");
+            assert!(!text.contains(".0\n"), "no x.0 tick: {}", svg.display());
+        }
+        // plotters writes each text element's content on a line of its own.
+        let shown = |svg: &str, text: &str| svg.contains(&format!(">\n{text}\n</text>"));
+        let bytes = std::fs::read_to_string(dir.join("bytes_per_object.svg")).expect("read");
+        assert!(
+            shown(&bytes, "10k") && shown(&bytes, "2k"),
+            "Pods and bytes ticks"
+        );
+        assert!(
+            bytes.contains("bytes per cached Pod (log scale)"),
+            "900 to 50k bytes span decades"
+        );
+        assert!(
+            shown(&bytes, "900") && shown(&bytes, "50k"),
+            "values labelled"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -168,6 +168,7 @@ impl BenchServer {
         });
         let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
         let addr = listener.local_addr()?;
+        tracing::info!(%addr, plain_http = config.plain_http, "bench server listening");
         let router = Router::new()
             .route("/api/v1/pods", get(serve_pods).fallback(refuse))
             .route(

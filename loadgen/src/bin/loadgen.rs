@@ -1,6 +1,7 @@
 //! The `loadgen` command: runs the simulated API server until Ctrl-C, runs stress scenarios,
 //! runs the bench (`loadgen bench` executes `loadgen-bench`, built beside it by the benches
-//! crate, which can depend on Tidemark itself) and renders its report.
+//! crate, which can depend on Tidemark itself) and renders its report. Reports and summaries go
+//! to stdout, logs and progress to stderr.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -51,19 +52,22 @@ enum Command {
     /// Run a stress scenario: the server, `tidemark run` as a separate process, the workload and
     /// faults, then convergence and the oracle. Exits 0 only with no violation and convergence.
     Stress {
-        /// A scenario name (from loadgen/scenarios) or a TOML file.
-        #[arg(long)]
-        scenario: String,
+        /// A built-in scenario's name (`--list` shows them) or a TOML file.
+        #[arg(long, required_unless_present = "list")]
+        scenario: Option<String>,
+        /// List the built-in scenarios, each with its first sentence, and exit.
+        #[arg(long, conflicts_with = "scenario")]
+        list: bool,
         /// Seed of every random choice.
         #[arg(long, default_value_t = 1)]
         seed: u64,
         /// Stale-cache protection in the manager.
         #[arg(long, value_enum, default_value_t = Gate::On)]
         gate: Gate,
-        /// Write the JSON report here.
+        /// Write the JSON report here; `-` writes it to stdout (and the summary to stderr).
         #[arg(long)]
         json: Option<PathBuf>,
-        /// The tidemark binary (default: the one beside loadgen).
+        /// The tidemark binary (default: the one beside loadgen, else `tidemark` on PATH).
         #[arg(long)]
         tidemark: Option<PathBuf>,
     },
@@ -80,7 +84,7 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
-    /// Render a bench report: markdown tables, SVG plots, and the regression check against a
+    /// Render a bench report: markdown tables, SVG and PNG plots, and the regression check against a
     /// baseline (exit 1 when a ratio falls more than 20% below it or bytes per object rise more
     /// than 20% above it).
     Report {
@@ -120,15 +124,28 @@ enum Gate {
     Off,
 }
 
-fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .init();
-    let cli = Cli::parse();
+fn main() -> std::process::ExitCode {
+    tidemark_loadgen::logs::init("info");
+    match run_command(Cli::parse()) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            // One line a user can read; the chain of causes with `{:#}`, a backtrace when asked.
+            if std::env::var_os("RUST_BACKTRACE").is_some_and(|v| v != "0") {
+                eprintln!("loadgen: {e:?}");
+            } else {
+                eprintln!("loadgen: {e:#}");
+            }
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run_command(cli: Cli) -> anyhow::Result<()> {
     match &cli.command {
+        Command::Stress { list: true, .. } => {
+            print!("{}", tidemark_loadgen::scenario_catalog::listing());
+            return Ok(());
+        }
         Command::Bench { args } => return bench(args),
         Command::Report {
             input,
@@ -205,18 +222,14 @@ fn rbac_audit(
 }
 
 fn bench(args: &[String]) -> anyhow::Result<()> {
-    let exe = std::env::current_exe()
-        .ok()
-        .and_then(|e| e.parent().map(|d| d.join("loadgen-bench")))
-        .filter(|p| p.exists())
-        .unwrap_or_else(|| PathBuf::from("loadgen-bench"));
+    let exe = tidemark_loadgen::sibling::sibling("loadgen-bench");
     let status = std::process::Command::new(&exe)
         .arg("bench")
         .args(args)
         .status()
         .with_context(|| {
             format!(
-                "running {} (cargo build --release -p tidemark-benches --bin loadgen-bench)",
+                "running {}: not beside loadgen nor on PATH (from a checkout: cargo build --release -p tidemark-benches --bin loadgen-bench, or cargo install --locked --path benches --bin loadgen-bench)",
                 exe.display()
             )
         })?;
@@ -251,6 +264,15 @@ fn report(
         for file in tidemark_loadgen::bench::plots::write_all(&current, dir)? {
             eprintln!("plot: {}", file.display());
         }
+        // Links relative to the markdown file when the plots are beside or below it.
+        let base = markdown
+            .and_then(std::path::Path::parent)
+            .unwrap_or(std::path::Path::new(""));
+        let link_dir = dir.strip_prefix(base).unwrap_or(dir);
+        text.push('\n');
+        text.push_str(&tidemark_loadgen::bench::plots::markdown(
+            &current, link_dir,
+        ));
     }
     if let Some(path) = markdown {
         std::fs::write(path, &text).with_context(|| format!("writing {}", path.display()))?;
@@ -315,8 +337,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             gate,
             json,
             tidemark,
+            list: _,
         } => {
-            let scenario = tidemark_loadgen::scenario::Scenario::load(&scenario)?;
+            let name = scenario.context("--scenario NAME|FILE or --list")?;
+            let scenario = tidemark_loadgen::scenario::Scenario::load(&name)?;
             let work_dir = std::env::temp_dir().join(format!(
                 "loadgen-stress-{}-{}",
                 scenario.name,
@@ -329,23 +353,28 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 tidemark: tidemark.unwrap_or_else(tidemark_loadgen::stress::default_tidemark),
                 work_dir,
             };
-            let report = tidemark_loadgen::stress::run(options).await?;
-            let text = serde_json::to_string_pretty(&report)?;
-            if let Some(path) = json {
-                std::fs::write(&path, &text)
-                    .with_context(|| format!("writing {}", path.display()))?;
+            let run = tidemark_loadgen::progress::stress_run(&options);
+            let report = match tidemark_loadgen::stress::run(options).await {
+                Ok(report) => report,
+                Err(e) => {
+                    tidemark_loadgen::progress::finish(&run, "could not be carried out");
+                    return Err(e.into());
+                }
+            };
+            let summary = tidemark_loadgen::stress_summary::summary(&report);
+            match json {
+                Some(path) if path.as_os_str() == "-" => {
+                    println!("{}", serde_json::to_string_pretty(&report)?);
+                    eprint!("{summary}");
+                }
+                Some(path) => {
+                    std::fs::write(&path, serde_json::to_string_pretty(&report)?)
+                        .with_context(|| format!("writing {}", path.display()))?;
+                    print!("{summary}");
+                    println!("report: {}", path.display());
+                }
+                None => print!("{summary}"),
             }
-            println!("{text}");
-            eprintln!(
-                "stress {} seed {} gate {}: {} violation(s), converged={} in {:.1}s, stale_sync_skips={}",
-                report.scenario,
-                report.seed,
-                report.gate,
-                report.violations.len(),
-                report.converged,
-                report.convergence_seconds,
-                report.stale_sync_skips
-            );
             if !report.passed() {
                 std::process::exit(1);
             }

@@ -1,7 +1,7 @@
 //! The campaign's matrix: each controller's base workload crossed with each fault class, as a
 //! scenario built from the base scenario's TOML with the class's faults in place of its own.
 
-use crate::scenario::{Scenario, ScenarioError, scenarios_dir};
+use crate::scenario::{Scenario, ScenarioError};
 use std::fmt;
 use std::path::Path;
 use toml::{Table, Value};
@@ -248,10 +248,14 @@ pub struct Cell {
     pub scenario: Scenario,
 }
 
-/// The text of the shipped scenario `name`.
+/// The text of the built-in scenario `name`.
 fn base_text(name: &str) -> Result<String, ScenarioError> {
-    let path = scenarios_dir().join(format!("{name}.toml"));
-    std::fs::read_to_string(&path).map_err(|source| ScenarioError::Read { path, source })
+    crate::scenario_catalog::text(name)
+        .map(str::to_string)
+        .ok_or_else(|| ScenarioError::NotFound {
+            name: name.to_string(),
+            known: crate::scenario_catalog::names().map(str::to_string).collect(),
+        })
 }
 
 /// Builds the cell of `controller` under `class`: the base scenario's workload, settings and

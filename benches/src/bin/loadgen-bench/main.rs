@@ -69,13 +69,7 @@ enum Command {
 }
 
 fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("error")),
-        )
-        .init();
+    tidemark_loadgen::logs::init("error");
     let cli = Cli::parse();
     match cli.command {
         Command::Phase(args) => {
@@ -104,8 +98,8 @@ fn main() -> anyhow::Result<()> {
             })?;
             let text = serde_json::to_string_pretty(&report)?;
             std::fs::write(&json, &text).with_context(|| format!("writing {}", json.display()))?;
-            eprintln!(
-                "bench: {} in {:.0} s; report in {}",
+            println!(
+                "bench: {} profile in {:.0} s; report in {}",
                 report.profile,
                 report.wall_seconds,
                 json.display()

@@ -6,8 +6,6 @@ use crate::child::{self, PhaseArgs, PhaseKind, PhaseOut, Side};
 use crate::churn::summary;
 use crate::profile::{Plan, Profile};
 use crate::wake::{self, Strategy};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::io::IsTerminal;
 use std::time::Instant;
 use tidemark_loadgen::bench::schema::{
     BenchReport, Better, ChurnRun, Compared, GateRun, OnOff, ReconcileRun, SCHEMA, ScalePoint,
@@ -29,28 +27,9 @@ pub struct Options {
     pub command_line: String,
 }
 
-fn progress(phases: u64) -> ProgressBar {
-    let quiet = std::env::var_os("CI").is_some() || !std::io::stderr().is_terminal();
-    let bar = ProgressBar::with_draw_target(
-        Some(phases),
-        if quiet {
-            ProgressDrawTarget::hidden()
-        } else {
-            ProgressDrawTarget::stderr()
-        },
-    );
-    if let Ok(style) =
-        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
-    {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    bar
-}
-
 struct Runner<'a> {
     plan: &'a Plan,
-    bar: ProgressBar,
-    quiet: bool,
+    steps: tidemark_loadgen::progress::Steps,
 }
 
 impl Runner<'_> {
@@ -66,11 +45,8 @@ impl Runner<'_> {
             "{kind:?} {side:?} {pods} Pods{}",
             if gate_off { " gate off" } else { "" }
         );
-        self.bar.set_message(what.clone());
-        if self.quiet {
-            eprintln!("bench: {what}");
-        }
-        let out = child::spawn(&PhaseArgs {
+        self.steps.step(&what);
+        child::spawn(&PhaseArgs {
             kind,
             side,
             pods,
@@ -78,9 +54,7 @@ impl Runner<'_> {
             gate_off,
             rates: self.plan.rates.clone(),
             step_seconds: self.plan.step_seconds,
-        });
-        self.bar.inc(1);
-        out
+        })
     }
 }
 
@@ -141,18 +115,18 @@ pub fn run(options: &Options) -> anyhow::Result<BenchReport> {
     let gate_at = largest_peer
         .or_else(|| plan.sizes.first().copied())
         .unwrap_or(0);
+    // Per size: sync and churn, each side; then churn gate off, reconcile gate on and off, wake
+    // latency, and the peer's reconcile.
     let phases: u64 = plan
         .sizes
         .iter()
         .map(|&n| if peer_at(n) { 4 } else { 2 })
         .sum::<u64>()
-        + 3
+        + 4
         + u64::from(largest_peer.is_some());
-    let quiet = std::env::var_os("CI").is_some() || !std::io::stderr().is_terminal();
     let runner = Runner {
         plan: &plan,
-        bar: progress(phases),
-        quiet,
+        steps: tidemark_loadgen::progress::Steps::new("bench", phases),
     };
     let replicasets = |n: u64| options.replicasets.unwrap_or((n / 10).max(1));
     let mut report = BenchReport {
@@ -237,7 +211,7 @@ pub fn run(options: &Options) -> anyhow::Result<BenchReport> {
         churn_events_per_second: OnOff::new(gate_churn_on.unwrap_or(0.0), churn_off_peak),
         reconciles_per_second: OnOff::new(rec_on, rec_off),
     });
-    runner.bar.set_message("wake latency");
+    runner.steps.step("wake latency");
     let slow = crate::slowdown::Slowdown::from_env();
     let park = wake::measure(plan.wake_keys, Strategy::Park);
     drop(slow);
@@ -250,9 +224,8 @@ pub fn run(options: &Options) -> anyhow::Result<BenchReport> {
         tidemark_distribution: wake::distribution(&park),
         backoff_distribution: wake::distribution(&backoff),
     });
-    runner.bar.inc(1);
-    runner.bar.finish_and_clear();
     report.wall_seconds = started.elapsed().as_secs_f64();
+    runner.steps.finish("every phase measured");
     report.targets = crate::targets::all(&report);
     Ok(report)
 }
