@@ -50,7 +50,9 @@
 //!   protobuf-only `Accept`).
 
 pub mod admin;
+pub mod arrival;
 pub mod bench;
+pub mod compare;
 pub mod deletion;
 pub mod discovery;
 pub mod door;
@@ -58,12 +60,14 @@ pub mod ds_oracle;
 pub mod faults;
 pub mod gc;
 pub mod handlers;
+pub mod in_flight;
 pub mod job_oracle;
 pub mod kubeconfig;
 pub mod kubelet;
 pub mod leadership;
 pub mod list;
 pub mod managers;
+pub mod mode;
 pub mod node_oracle;
 pub mod nodes;
 pub mod object;
@@ -76,6 +80,7 @@ pub mod report;
 pub mod request_faults;
 pub mod resource;
 pub mod routes;
+pub mod rs_oracle;
 pub mod run_as;
 pub mod scenario;
 pub mod selector;

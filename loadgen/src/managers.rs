@@ -2,6 +2,7 @@
 //! identity, log and summary; killed, restarted, paused and resumed as the faults say; stopped
 //! gracefully at the end.
 
+use crate::mode::Mode;
 use crate::scenario::{ManagerSettings, Protection};
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
@@ -60,7 +61,7 @@ pub struct Managers {
     kubeconfig: PathBuf,
     serving: ServingFiles,
     settings: ManagerSettings,
-    gate: bool,
+    mode: Mode,
     slots: Vec<Slot>,
 }
 
@@ -89,7 +90,7 @@ impl Managers {
         kubeconfig: &Path,
         serving: &ServingFiles,
         settings: &ManagerSettings,
-        gate: bool,
+        mode: Mode,
         work_dir: &Path,
     ) -> Self {
         let slots = (0..settings.replicas.max(1))
@@ -108,19 +109,16 @@ impl Managers {
             kubeconfig: kubeconfig.to_path_buf(),
             serving: serving.clone(),
             settings: settings.clone(),
-            gate,
+            mode,
             slots,
         }
     }
 
-    fn protected(&self, protection: Protection) -> bool {
-        self.gate || !self.settings.protections.contains(&protection)
-    }
-
     /// Starts manager `index` (again, after a kill); its log is appended to.
     pub fn start(&mut self, index: usize) -> Result<(), ManagerError> {
-        let consistency = self.protected(Protection::Consistency);
-        let fencing = self.protected(Protection::Fencing);
+        let fencing = self
+            .mode
+            .keeps(Protection::Fencing, &self.settings.protections);
         let s = &self.settings;
         let mut command = Command::new(&self.binary);
         command
@@ -130,10 +128,7 @@ impl Managers {
             .args(["--shards", &s.shards.to_string()])
             .args(["--kube-api-qps", &s.qps.to_string()])
             .args(["--kube-api-burst", &s.burst.to_string()])
-            .args([
-                "--feature-gates",
-                &format!("StaleControllerConsistency={consistency}"),
-            ])
+            .args(self.mode.consistency_args(&s.protections))
             .args(["--bind-address", "127.0.0.1"])
             .arg("--tls-cert-file")
             .arg(&self.serving.cert)

@@ -4,6 +4,7 @@
 use crate::faults::{Faults, ObjectDelay};
 use crate::leadership::split_leadership;
 use crate::managers::{ManagerError, Managers};
+use crate::mode::Mode;
 use crate::node_oracle::live_nodes_marked;
 use crate::oracle::{ReplicaSetTruth, Verb, ViolationKind};
 use crate::report::{FaultEvent, ReportedViolation, StressReport, WriteCounts};
@@ -30,8 +31,8 @@ pub struct StressOptions {
     pub scenario: Scenario,
     /// Seed of every random choice.
     pub seed: u64,
-    /// Stale-cache protection on or off in the manager.
-    pub gate: bool,
+    /// The managers' protections: `on`, `off`, or a consistency mode.
+    pub gate: Mode,
     /// The `tidemark` binary.
     pub tidemark: PathBuf,
     /// Where logs and the manager's summary go.
@@ -416,11 +417,13 @@ fn reported(server: &ApiServer) -> Vec<ReportedViolation> {
             object: format!("{}/{}", v.namespace, v.replicaset),
             revision: v.revision,
             detail: format!(
-                "pod {} written by {} with {} live of {} desired",
+                "pod {} written by {} with {} live and {} more in flight of {} desired at its {}",
                 v.pod,
                 v.user_agent.as_deref().unwrap_or("unknown client"),
                 v.live,
-                v.desired
+                v.in_flight,
+                v.desired,
+                if v.at_arrival { "arrival" } else { "commit" }
             ),
         })
         .collect()
@@ -569,7 +572,7 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
     let report = StressReport {
         scenario: scenario.name.clone(),
         seed: options.seed,
-        gate: if options.gate { "on" } else { "off" }.into(),
+        gate: options.gate.name().into(),
         violations,
         converged: convergence.is_some(),
         convergence_seconds: convergence.unwrap_or(bound).as_secs_f64(),
