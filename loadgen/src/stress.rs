@@ -2,7 +2,7 @@
 //! a scenario's workload and faults over time, then convergence and the oracle's verdict.
 
 use crate::faults::{Faults, ObjectDelay};
-use crate::leadership::split_leadership;
+use crate::leadership::{same_manager, split_leadership};
 use crate::managers::{ManagerError, Managers};
 use crate::mode::Mode;
 use crate::node_oracle::live_nodes_marked;
@@ -456,9 +456,17 @@ fn leader_violations(server: &ApiServer) -> Vec<ReportedViolation> {
             object: v.object,
             revision: v.revision,
             detail: format!(
-                "written by {} while the Lease named {}",
+                "written by {} while the Lease named {}{}",
                 v.writer,
-                v.holder.as_deref().unwrap_or("nobody")
+                v.holder.as_deref().unwrap_or("nobody"),
+                if v.holder
+                    .as_deref()
+                    .is_some_and(|h| same_manager(h, &v.writer))
+                {
+                    " (a later incarnation of the same manager)"
+                } else {
+                    ""
+                }
             ),
         })
         .collect()
