@@ -14,8 +14,9 @@ use crate::scenario::WorkloadKind;
 use crate::scenario::{FaultKind, FaultWindow, Scenario};
 use crate::server::{ApiServer, ServerConfig, ServerError, start};
 use crate::status::ApiError;
+use crate::timeline::{Action, Plan};
 use crate::workload::{
-    daemonset_manifest, job_manifest, replicaset_manifest, statefulset_manifest,
+    daemonset_manifest_on, job_manifest, replicaset_manifest, statefulset_manifest,
 };
 use std::path::PathBuf;
 use std::time::Duration;
@@ -83,17 +84,24 @@ fn truth(server: &ApiServer, kind: WorkloadKind) -> Vec<ReplicaSetTruth> {
 /// A DaemonSet seen as a set: converged when every Node runs exactly one of its live Pods, none
 /// runs elsewhere, and its status says so for its generation.
 fn daemonset_truth(server: &ApiServer) -> Vec<ReplicaSetTruth> {
-    let nodes: Vec<String> = server
-        .list(Resource::Nodes)
-        .iter()
-        .filter(|n| n["metadata"]["deletionTimestamp"].is_null())
-        .filter_map(|n| n["metadata"]["name"].as_str().map(str::to_string))
-        .collect();
+    let all_nodes = server.list(Resource::Nodes);
     let pods = server.list(Resource::Pods);
     server
         .list(Resource::DaemonSets)
         .iter()
         .map(|ds| {
+            let selector = &ds["spec"]["template"]["spec"]["nodeSelector"];
+            let nodes: Vec<String> = all_nodes
+                .iter()
+                .filter(|n| n["metadata"]["deletionTimestamp"].is_null())
+                .filter(|n| {
+                    selector.as_object().is_none_or(|s| {
+                        s.iter()
+                            .all(|(k, v)| n["metadata"]["labels"][k.as_str()] == *v)
+                    })
+                })
+                .filter_map(|n| n["metadata"]["name"].as_str().map(str::to_string))
+                .collect();
             let uid = ds["metadata"]["uid"].as_str().unwrap_or("");
             let placed: Vec<&str> = pods
                 .iter()
@@ -213,64 +221,6 @@ fn target(server: &ApiServer, managers: &Managers, fault: &FaultWindow) -> usize
             .unwrap_or(0),
         Some(index) => index.parse().unwrap_or(0),
     }
-}
-
-/// One scheduled change of the timeline.
-enum Action {
-    Scale {
-        name: String,
-        replicas: i32,
-    },
-    /// A fault window starts (`on`) or ends.
-    Fault {
-        window: FaultWindow,
-        on: bool,
-    },
-}
-
-fn timeline(scenario: &Scenario, seed: u64) -> Vec<(Duration, Action)> {
-    let mut rng = fastrand::Rng::with_seed(seed);
-    let w = &scenario.workload;
-    let mut actions = Vec::new();
-    for (k, step) in w.steps.iter().enumerate() {
-        let at = Duration::from_secs_f64(w.step_every_seconds.max(0.0) * k as f64);
-        let mut order: Vec<usize> = (0..w.replicasets).collect();
-        rng.shuffle(&mut order);
-        for i in order {
-            let jitter = if w.jitter > 0 {
-                rng.i32(-w.jitter..=w.jitter)
-            } else {
-                0
-            };
-            actions.push((
-                at,
-                Action::Scale {
-                    name: w.kind.name(i),
-                    replicas: (step + jitter).max(0),
-                },
-            ));
-        }
-    }
-    for fault in &scenario.faults {
-        actions.push((
-            fault.from(),
-            Action::Fault {
-                window: fault.clone(),
-                on: true,
-            },
-        ));
-        if fault.until() > fault.from() {
-            actions.push((
-                fault.until(),
-                Action::Fault {
-                    window: fault.clone(),
-                    on: false,
-                },
-            ));
-        }
-    }
-    actions.sort_by_key(|(at, _)| *at);
-    actions
 }
 
 fn matching(fault: &FaultWindow) -> Match {
@@ -488,23 +438,30 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
     server.faults().requests().seed(options.seed);
     let namespace = scenario.workload.namespace.as_str();
     let w = &scenario.workload;
+    let plan = crate::timeline::plan(scenario, options.seed);
     for i in 0..w.replicasets {
         let name = w.kind.name(i);
+        let initial = plan.initial[i];
         let manifest = match w.kind {
-            WorkloadKind::Replicaset => replicaset_manifest(namespace, &name, w.initial_replicas),
+            WorkloadKind::Replicaset => replicaset_manifest(namespace, &name, initial),
             WorkloadKind::Statefulset => {
-                statefulset_manifest(namespace, &name, w.initial_replicas, w.parallel)
+                statefulset_manifest(namespace, &name, initial, w.parallel)
             }
-            WorkloadKind::Daemonset => daemonset_manifest(namespace, &name),
+            WorkloadKind::Daemonset => {
+                daemonset_manifest_on(namespace, &name, w.node_label.as_deref())
+            }
             WorkloadKind::Job => job_manifest(
                 namespace,
                 &name,
-                w.initial_replicas,
-                w.completions,
+                initial,
+                plan.completions[i],
                 w.indexed && i % 2 == 1,
             ),
         };
         server.create(w.kind.resource(), namespace, manifest)?;
+    }
+    if let Some(label) = &w.node_label {
+        crate::user::label_nodes(&server, label, &plan.node_order, usize::MAX)?;
     }
     let identity = crate::run_as::set_up(&server, &options.work_dir)?;
     let mut managers = Managers::new(
@@ -520,7 +477,7 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
         server.shutdown().await;
         return Err(e.into());
     }
-    let result = drive(&options, &server, &mut managers).await;
+    let result = drive(&options, plan, &server, &mut managers).await;
     let scrape_violations = crate::run_as::scrape(&server, &managers, &identity).await;
     managers.stop_all().await;
     let (convergence, faults) = match result {
@@ -637,6 +594,7 @@ fn apply_manager_fault(
 
 async fn drive(
     options: &StressOptions,
+    plan: Plan,
     server: &ApiServer,
     managers: &mut Managers,
 ) -> Result<(Option<Duration>, Vec<FaultEvent>), StressError> {
@@ -653,7 +611,8 @@ async fn drive(
     {
         tracing::warn!("the manager did not settle the seeded workload before the scenario");
     }
-    let mut actions = timeline(scenario, options.seed).into_iter().peekable();
+    let mut user = crate::user::User::new(server, namespace, plan.pick_seed);
+    let mut actions = plan.actions.into_iter().peekable();
     let mut events = Vec::new();
     let mut aimed = Vec::new();
     let t0 = Instant::now();
@@ -677,8 +636,23 @@ async fn drive(
                             j["spec"]["parallelism"] = serde_json::json!(replicas);
                         })?;
                     }
-                    WorkloadKind::Daemonset => set_extra_nodes(server, replicas)?,
+                    WorkloadKind::Daemonset => match &scenario.workload.node_label {
+                        Some(label) => {
+                            let count = usize::try_from(replicas).unwrap_or(0);
+                            crate::user::label_nodes(server, label, &plan.node_order, count)?
+                        }
+                        None => set_extra_nodes(server, replicas)?,
+                    },
                 },
+                Action::Event(event) => {
+                    let what = user.act(&event)?;
+                    tracing::info!(revision = server.current_revision(), %what, "user");
+                    events.push(FaultEvent {
+                        at_seconds: t0.elapsed().as_secs_f64(),
+                        revision: server.current_revision(),
+                        what,
+                    });
+                }
                 Action::Fault { window, on } => {
                     let what = match window.kind {
                         FaultKind::KillManager | FaultKind::PauseManager => {
@@ -700,41 +674,4 @@ async fn drive(
     let bound = Duration::from_secs_f64(scenario.invariants.convergence_bound_seconds.max(0.0));
     let convergence = wait_converged(server, kind, namespace, bound, managers).await?;
     Ok((convergence, events))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn scenario() -> Scenario {
-        Scenario::load("replicaset-watch-delay").expect("shipped scenario")
-    }
-
-    #[test]
-    fn the_timeline_is_reproducible_from_the_seed() {
-        let names = |seed| -> Vec<(Duration, String, i32)> {
-            timeline(&scenario(), seed)
-                .into_iter()
-                .filter_map(|(at, a)| match a {
-                    Action::Scale { name, replicas } => Some((at, name, replicas)),
-                    _ => None,
-                })
-                .collect()
-        };
-        assert_eq!(names(1), names(1));
-        assert_ne!(names(1), names(2), "another seed, another order or jitter");
-        assert_eq!(names(1).len(), 20 * 4);
-    }
-
-    #[test]
-    fn faults_start_and_stop_in_time_order() {
-        let actions = timeline(&scenario(), 7);
-        let at: Vec<_> = actions.iter().map(|(t, _)| *t).collect();
-        assert!(at.windows(2).all(|w| w[0] <= w[1]));
-        let offs = actions
-            .iter()
-            .filter(|(_, a)| matches!(a, Action::Fault { on: false, .. }))
-            .count();
-        assert_eq!(offs, 1);
-    }
 }
