@@ -71,118 +71,6 @@ pub fn default_tidemark() -> PathBuf {
 /// The Lease the managers compete for.
 pub const LEASE: (&str, &str) = ("kube-system", "tidemark");
 
-/// The ground truth about the sets the workload scales.
-fn truth(server: &ApiServer, kind: WorkloadKind) -> Vec<ReplicaSetTruth> {
-    match kind {
-        WorkloadKind::Replicaset => server.replicaset_truth(),
-        WorkloadKind::Statefulset => server.statefulset_truth(),
-        WorkloadKind::Job => job_truth(server),
-        WorkloadKind::Daemonset => daemonset_truth(server),
-    }
-}
-
-/// A DaemonSet seen as a set: converged when every Node runs exactly one of its live Pods, none
-/// runs elsewhere, and its status says so for its generation.
-fn daemonset_truth(server: &ApiServer) -> Vec<ReplicaSetTruth> {
-    let all_nodes = server.list(Resource::Nodes);
-    let pods = server.list(Resource::Pods);
-    server
-        .list(Resource::DaemonSets)
-        .iter()
-        .map(|ds| {
-            let selector = &ds["spec"]["template"]["spec"]["nodeSelector"];
-            let nodes: Vec<String> = all_nodes
-                .iter()
-                .filter(|n| n["metadata"]["deletionTimestamp"].is_null())
-                .filter(|n| {
-                    selector.as_object().is_none_or(|s| {
-                        s.iter()
-                            .all(|(k, v)| n["metadata"]["labels"][k.as_str()] == *v)
-                    })
-                })
-                .filter_map(|n| n["metadata"]["name"].as_str().map(str::to_string))
-                .collect();
-            let uid = ds["metadata"]["uid"].as_str().unwrap_or("");
-            let placed: Vec<&str> = pods
-                .iter()
-                .filter(|p| {
-                    p["metadata"]["deletionTimestamp"].is_null()
-                        && p["metadata"]["ownerReferences"][0]["uid"] == uid
-                })
-                .filter_map(|p| p["spec"]["nodeName"].as_str())
-                .collect();
-            let exact = placed.len() == nodes.len()
-                && nodes
-                    .iter()
-                    .all(|n| placed.iter().filter(|p| **p == n).count() == 1);
-            let n = nodes.len() as i64;
-            ReplicaSetTruth {
-                namespace: ds["metadata"]["namespace"]
-                    .as_str()
-                    .unwrap_or("")
-                    .to_string(),
-                name: ds["metadata"]["name"].as_str().unwrap_or("").to_string(),
-                generation: ds["metadata"]["generation"].as_i64().unwrap_or(0),
-                spec_replicas: n,
-                live_pods: if exact { n } else { placed.len() as i64 - 1000 },
-                status_replicas: ds["status"]["currentNumberScheduled"]
-                    .as_i64()
-                    .unwrap_or(-1),
-                status_ready_replicas: ds["status"]["numberReady"].as_i64().unwrap_or(-1),
-                observed_generation: ds["status"]["observedGeneration"].as_i64().unwrap_or(0),
-            }
-        })
-        .collect()
-}
-
-/// Makes exactly `count` extra Nodes `extra-0..` exist.
-fn set_extra_nodes(server: &ApiServer, count: i32) -> Result<(), ApiError> {
-    let count = usize::try_from(count).unwrap_or(0);
-    for i in 0..64 {
-        let name = format!("extra-{i}");
-        let exists = server.get(Resource::Nodes, "", &name).is_some();
-        if i < count && !exists {
-            server.create(
-                Resource::Nodes,
-                "",
-                serde_json::json!({"metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-                    "status": {"conditions": [{"type": "Ready", "status": "True"}]}}),
-            )?;
-        } else if i >= count && exists {
-            server.delete(Resource::Nodes, "", &name)?;
-        }
-    }
-    Ok(())
-}
-
-/// A Job seen as a set: converged once it is Complete with exactly `completions` successes.
-fn job_truth(server: &ApiServer) -> Vec<ReplicaSetTruth> {
-    server
-        .list(Resource::Jobs)
-        .iter()
-        .map(|j| {
-            let complete = j["status"]["conditions"]
-                .as_array()
-                .is_some_and(|cs| cs.iter().any(|c| c["type"] == "Complete"));
-            let completions = j["spec"]["completions"].as_i64().unwrap_or(1);
-            let succeeded = j["status"]["succeeded"].as_i64().unwrap_or(0);
-            ReplicaSetTruth {
-                namespace: j["metadata"]["namespace"]
-                    .as_str()
-                    .unwrap_or("")
-                    .to_string(),
-                name: j["metadata"]["name"].as_str().unwrap_or("").to_string(),
-                generation: 0,
-                spec_replicas: completions,
-                live_pods: if complete { succeeded } else { -1 },
-                status_replicas: succeeded,
-                status_ready_replicas: succeeded,
-                observed_generation: 0,
-            }
-        })
-        .collect()
-}
-
 async fn wait_converged(
     server: &ApiServer,
     kind: WorkloadKind,
@@ -192,7 +80,7 @@ async fn wait_converged(
 ) -> Result<Option<Duration>, StressError> {
     let started = Instant::now();
     loop {
-        if truth(server, kind)
+        if crate::truth::truth(server, kind)
             .iter()
             .filter(|t| t.namespace == namespace)
             .all(ReplicaSetTruth::is_converged)
@@ -519,7 +407,7 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
     let bound = Duration::from_secs_f64(scenario.invariants.convergence_bound_seconds.max(0.0));
     if convergence.is_none() {
         let revision = server.current_revision();
-        for rs in truth(&server, scenario.workload.kind)
+        for rs in crate::truth::truth(&server, scenario.workload.kind)
             .iter()
             .filter(|t| t.namespace == namespace && !t.is_converged())
         {
@@ -611,7 +499,8 @@ async fn drive(
     {
         tracing::warn!("the manager did not settle the seeded workload before the scenario");
     }
-    let mut user = crate::user::User::new(server, namespace, plan.pick_seed);
+    let mut user = crate::user::User::new(server, namespace, plan.pick_seed)
+        .with_nodes(scenario.workload.node_label.clone(), plan.node_order);
     let mut actions = plan.actions.into_iter().peekable();
     let mut events = Vec::new();
     let mut aimed = Vec::new();
@@ -622,28 +511,7 @@ async fn drive(
         managers.check_alive()?;
         while let Some((_, action)) = actions.next_if(|(when, _)| *when <= at) {
             match action {
-                Action::Scale { name, replicas } => match kind {
-                    WorkloadKind::Replicaset => {
-                        server.scale_replicaset(namespace, &name, replicas)?
-                    }
-                    WorkloadKind::Statefulset => {
-                        server.update_with(Resource::StatefulSets, namespace, &name, |s| {
-                            s["spec"]["replicas"] = serde_json::json!(replicas);
-                        })?;
-                    }
-                    WorkloadKind::Job => {
-                        server.update_with(Resource::Jobs, namespace, &name, |j| {
-                            j["spec"]["parallelism"] = serde_json::json!(replicas);
-                        })?;
-                    }
-                    WorkloadKind::Daemonset => match &scenario.workload.node_label {
-                        Some(label) => {
-                            let count = usize::try_from(replicas).unwrap_or(0);
-                            crate::user::label_nodes(server, label, &plan.node_order, count)?
-                        }
-                        None => set_extra_nodes(server, replicas)?,
-                    },
-                },
+                Action::Scale { name, replicas } => user.scale(kind, &name, replicas)?,
                 Action::Event(event) => {
                     let what = user.act(&event)?;
                     tracing::info!(revision = server.current_revision(), %what, "user");

@@ -8,9 +8,29 @@ use crate::deletion::{DeleteOptions, Propagation};
 use crate::object::{controller_uid, meta_str};
 use crate::oracle::pod_is_live;
 use crate::resource::Resource;
-use crate::scenario::{EventVerb, WorkloadEvent};
+use crate::scenario::{EventVerb, WorkloadEvent, WorkloadKind};
 use crate::server::ApiServer;
 use crate::status::ApiError;
+
+/// Makes exactly `count` extra Nodes `extra-0..` exist.
+fn set_extra_nodes(server: &ApiServer, count: i32) -> Result<(), ApiError> {
+    let count = usize::try_from(count).unwrap_or(0);
+    for i in 0..64 {
+        let name = format!("extra-{i}");
+        let exists = server.get(Resource::Nodes, "", &name).is_some();
+        if i < count && !exists {
+            server.create(
+                Resource::Nodes,
+                "",
+                serde_json::json!({"metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+                    "status": {"conditions": [{"type": "Ready", "status": "True"}]}}),
+            )?;
+        } else if i >= count && exists {
+            server.delete(Resource::Nodes, "", &name)?;
+        }
+    }
+    Ok(())
+}
 
 /// Makes the first `count` Nodes of `order` carry `<label>=true` and the others not.
 pub fn label_nodes(
@@ -44,11 +64,14 @@ pub fn label_nodes(
     Ok(())
 }
 
-/// The user of one run: acts on the sets of `namespace`, picking Pods from a seeded source.
+/// The user of one run: scales and acts on the sets of `namespace`, picking Pods from a seeded
+/// source.
 pub struct User<'a> {
     server: &'a ApiServer,
     namespace: &'a str,
     rng: fastrand::Rng,
+    /// DaemonSets on labelled Nodes: the label, and the Nodes in the order they get it.
+    node_label: Option<(String, Vec<String>)>,
 }
 
 impl<'a> User<'a> {
@@ -58,6 +81,40 @@ impl<'a> User<'a> {
             server,
             namespace,
             rng: fastrand::Rng::with_seed(seed),
+            node_label: None,
+        }
+    }
+
+    /// DaemonSet steps label the first Nodes of `order` with `label` (when there is one)
+    /// instead of adding Nodes.
+    pub fn with_nodes(mut self, label: Option<String>, order: Vec<String>) -> Self {
+        self.node_label = label.map(|l| (l, order));
+        self
+    }
+
+    /// Scales the set `name` to `replicas` (a Job's parallelism; for DaemonSets, the Nodes that
+    /// run them). A set the user deleted is left alone.
+    pub fn scale(&self, kind: WorkloadKind, name: &str, replicas: i32) -> Result<(), ApiError> {
+        let (server, ns) = (self.server, self.namespace);
+        let set = |r: Resource, field: &'static str| {
+            server
+                .update_with(r, ns, name, |s| s["spec"][field] = json!(replicas))
+                .map(drop)
+        };
+        let done = match kind {
+            WorkloadKind::Replicaset => server.scale_replicaset(ns, name, replicas).map(drop),
+            WorkloadKind::Statefulset => set(Resource::StatefulSets, "replicas"),
+            WorkloadKind::Job => set(Resource::Jobs, "parallelism"),
+            WorkloadKind::Daemonset => match &self.node_label {
+                Some((label, order)) => {
+                    label_nodes(server, label, order, usize::try_from(replicas).unwrap_or(0))
+                }
+                None => set_extra_nodes(server, replicas),
+            },
+        };
+        match done {
+            Err(ApiError::NotFound { .. }) => Ok(()),
+            other => other,
         }
     }
 
