@@ -1,17 +1,21 @@
-//! The DaemonSet invariants, checked at each write under the store's lock: never two live Pods of
-//! one DaemonSet on one Node, and no Pod deleted from a Node that still needs it (the DaemonSet's
-//! only live Pod there, on a Node that exists). The second check assumes every Node wants the Pod,
-//! so it is skipped for DaemonSets with a node selector or affinity.
+//! The DaemonSet invariants: never two live Pods of one DaemonSet on one Node (checked at every
+//! commit), and no Pod deleted from a Node that still needs it: the DaemonSet's only live Pod
+//! there, on a Node that exists and matches the DaemonSet's `nodeSelector` (judged at the
+//! request's arrival). The second check is skipped for DaemonSets with a node affinity.
 
-use crate::oracle::{Verb, Violation, ViolationKind};
+use crate::in_flight::{Decision, InFlight};
+use crate::oracle::{Verb, Violation, ViolationKind, pod_is_live};
 use serde_json::Value;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+type Labels = BTreeMap<String, String>;
 
 #[derive(Debug)]
 struct DsInfo {
     namespace: String,
     name: String,
-    every_node: bool,
+    /// `nodeSelector`; `None` when a node affinity makes the Nodes it wants unknown here.
+    selector: Option<Labels>,
 }
 
 /// What the checker knows about DaemonSets, their live Pods and the Nodes.
@@ -20,19 +24,31 @@ pub struct DaemonSetOracle {
     sets: HashMap<String, DsInfo>,
     /// (DaemonSet uid, node) -> live Pod uids.
     placed: HashMap<(String, String), HashSet<String>>,
-    nodes: HashSet<String>,
+    /// Existing Nodes and their labels.
+    nodes: HashMap<String, Labels>,
 }
 
 fn meta<'a>(obj: &'a Value, field: &str) -> &'a str {
     obj["metadata"][field].as_str().unwrap_or("")
 }
 
-fn live(pod: &Value) -> bool {
-    pod["metadata"]["deletionTimestamp"].is_null()
-        && !matches!(
-            pod["status"]["phase"].as_str(),
-            Some("Succeeded" | "Failed")
-        )
+fn labels(map: &Value) -> Labels {
+    map.as_object()
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The DaemonSet uid and the Node of one of its Pods.
+fn placement(pod: &Value) -> Option<(&str, &str)> {
+    let owner = pod["metadata"]["ownerReferences"]
+        .as_array()?
+        .iter()
+        .find(|o| o["controller"] == true && o["kind"] == "DaemonSet")?;
+    Some((owner["uid"].as_str()?, pod["spec"]["nodeName"].as_str()?))
 }
 
 impl DaemonSetOracle {
@@ -48,7 +64,9 @@ impl DaemonSetOracle {
                     DsInfo {
                         namespace: meta(ds, "namespace").to_string(),
                         name: meta(ds, "name").to_string(),
-                        every_node: spec["nodeSelector"].is_null() && spec["affinity"].is_null(),
+                        selector: spec["affinity"]
+                            .is_null()
+                            .then(|| labels(&spec["nodeSelector"])),
                     },
                 );
             }
@@ -62,59 +80,77 @@ impl DaemonSetOracle {
     pub fn record_node(&mut self, prev: Option<&Value>, new: Option<&Value>) {
         let Some(obj) = new.or(prev) else { return };
         let name = meta(obj, "name").to_string();
-        if new.is_some_and(|n| n["metadata"]["deletionTimestamp"].is_null()) {
-            self.nodes.insert(name);
-        } else {
-            self.nodes.remove(&name);
+        match new.filter(|n| n["metadata"]["deletionTimestamp"].is_null()) {
+            Some(node) => {
+                self.nodes.insert(name, labels(&node["metadata"]["labels"]));
+            }
+            None => {
+                self.nodes.remove(&name);
+            }
         }
     }
 
-    /// A Pod was written; returns the violation it is, if any.
+    /// Whether the DaemonSet wants a Pod on `node` (unknown: no).
+    fn needs(&self, set: &DsInfo, node: &str) -> bool {
+        let (Some(selector), Some(labels)) = (&set.selector, self.nodes.get(node)) else {
+            return false;
+        };
+        selector.iter().all(|(k, v)| labels.get(k) == Some(v))
+    }
+
+    /// What `decision` breaks, judged against the state now.
+    pub fn judge(&self, decision: Decision<'_>, _in_flight: &InFlight) -> Option<Violation> {
+        let Decision::Delete(pod) = decision else {
+            return None;
+        };
+        let (ds_uid, node) = placement(pod)?;
+        let set = self.sets.get(ds_uid)?;
+        let here = self.placed.get(&(ds_uid.to_string(), node.to_string()))?;
+        let only = here.len() == 1 && here.contains(meta(pod, "uid"));
+        (only && self.needs(set, node)).then(|| Violation {
+            kind: ViolationKind::DaemonSetNeededPodDeleted,
+            revision: 0,
+            namespace: set.namespace.clone(),
+            replicaset: set.name.clone(),
+            live: 1,
+            in_flight: 0,
+            desired: 1,
+            pod: format!("{} on {node}", meta(pod, "name")),
+            user_agent: None,
+            at_arrival: false,
+        })
+    }
+
+    /// A Pod was written; returns the violation its commit is (a second Pod on a Node), if any.
     pub fn record_pod(
         &mut self,
-        revision: u64,
         verb: Verb,
         prev: Option<&Value>,
         new: Option<&Value>,
-        user_agent: Option<&str>,
     ) -> Option<Violation> {
         let obj = new.or(prev)?;
-        let owner = obj["metadata"]["ownerReferences"]
-            .as_array()?
-            .iter()
-            .find(|o| o["controller"] == true && o["kind"] == "DaemonSet")?;
-        let ds_uid = owner["uid"].as_str()?.to_string();
-        let node = obj["spec"]["nodeName"].as_str()?.to_string();
+        let (ds_uid, node) = placement(obj)?;
         let pod_uid = meta(obj, "uid").to_string();
-        let set = self.sets.get(&ds_uid);
-        let here = self.placed.entry((ds_uid, node.clone())).or_default();
-        let was = prev.is_some_and(live);
-        let is = new.is_some_and(live);
-        let found = set.and_then(|set| {
-            let violation = |kind| Violation {
-                kind,
-                revision,
+        let set = self.sets.get(ds_uid);
+        let here = self
+            .placed
+            .entry((ds_uid.to_string(), node.to_string()))
+            .or_default();
+        let is = new.is_some_and(pod_is_live);
+        let found = set
+            .filter(|_| verb == Verb::Create && is && !here.is_empty())
+            .map(|set| Violation {
+                kind: ViolationKind::DaemonSetTwoPodsOnANode,
+                revision: 0,
                 namespace: set.namespace.clone(),
                 replicaset: set.name.clone(),
                 live: here.len() as i64,
+                in_flight: 0,
                 desired: 1,
                 pod: format!("{} on {node}", meta(obj, "name")),
-                user_agent: user_agent.map(str::to_string),
-            };
-            if verb == Verb::Create && is && !here.is_empty() {
-                Some(violation(ViolationKind::DaemonSetTwoPodsOnANode))
-            } else if was
-                && !is
-                && set.every_node
-                && self.nodes.contains(&node)
-                && here.len() == 1
-                && here.contains(&pod_uid)
-            {
-                Some(violation(ViolationKind::DaemonSetNeededPodDeleted))
-            } else {
-                None
-            }
-        });
+                user_agent: None,
+                at_arrival: false,
+            });
         if is {
             here.insert(pod_uid);
         } else {
@@ -135,46 +171,66 @@ mod tests {
             "spec": {"nodeName": node}})
     }
 
-    fn oracle() -> DaemonSetOracle {
+    fn oracle(node_selector: Value) -> DaemonSetOracle {
         let mut o = DaemonSetOracle::default();
         o.record_set(
             None,
             Some(
                 &json!({"metadata": {"name": "agent", "namespace": "ns", "uid": "d1"},
-            "spec": {"template": {"spec": {}}}}),
+                "spec": {"template": {"spec": {"nodeSelector": node_selector}}}}),
             ),
         );
-        o.record_node(None, Some(&json!({"metadata": {"name": "n1"}})));
+        o.record_node(
+            None,
+            Some(&json!({"metadata": {"name": "n1", "labels": {"role": "agent"}}})),
+        );
         o
+    }
+
+    fn judged(o: &DaemonSetOracle, name: &str) -> Option<ViolationKind> {
+        o.judge(Decision::Delete(&pod(name, "n1")), &InFlight::default())
+            .map(|v| v.kind)
     }
 
     #[test]
     fn a_second_pod_on_a_node_is_caught() {
-        let mut o = oracle();
+        let mut o = oracle(Value::Null);
         assert!(
-            o.record_pod(1, Verb::Create, None, Some(&pod("a", "n1")), None)
+            o.record_pod(Verb::Create, None, Some(&pod("a", "n1")))
                 .is_none()
         );
-        let twice = o.record_pod(2, Verb::Create, None, Some(&pod("b", "n1")), None);
+        let twice = o.record_pod(Verb::Create, None, Some(&pod("b", "n1")));
         assert_eq!(
             twice.map(|v| v.kind),
             Some(ViolationKind::DaemonSetTwoPodsOnANode)
         );
-        assert!(
-            o.record_pod(3, Verb::Delete, Some(&pod("b", "n1")), None, None)
-                .is_none(),
-            "a duplicate may go"
-        );
+        assert_eq!(judged(&o, "b"), None, "a duplicate may go");
     }
 
     #[test]
     fn deleting_the_only_pod_of_a_node_that_still_exists_is_caught() {
-        let mut o = oracle();
-        o.record_pod(1, Verb::Create, None, Some(&pod("a", "n1")), None);
-        let gone = o.record_pod(2, Verb::Delete, Some(&pod("a", "n1")), None, None);
+        let mut o = oracle(Value::Null);
+        o.record_pod(Verb::Create, None, Some(&pod("a", "n1")));
         assert_eq!(
-            gone.map(|v| v.kind),
+            judged(&o, "a"),
             Some(ViolationKind::DaemonSetNeededPodDeleted)
         );
+        o.record_node(Some(&json!({"metadata": {"name": "n1"}})), None);
+        assert_eq!(judged(&o, "a"), None, "its Node is gone");
+    }
+
+    #[test]
+    fn a_pod_is_needed_only_on_nodes_its_selector_matches() {
+        let mut o = oracle(json!({"role": "agent"}));
+        o.record_pod(Verb::Create, None, Some(&pod("a", "n1")));
+        assert_eq!(
+            judged(&o, "a"),
+            Some(ViolationKind::DaemonSetNeededPodDeleted)
+        );
+        o.record_node(
+            None,
+            Some(&json!({"metadata": {"name": "n1", "labels": {"role": "none"}}})),
+        );
+        assert_eq!(judged(&o, "a"), None, "the Node no longer matches");
     }
 }

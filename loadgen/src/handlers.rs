@@ -67,7 +67,7 @@ fn user_agent(headers: &HeaderMap) -> Option<String> {
         .map(str::to_string)
 }
 
-async fn read_body(body: Body, headers: &HeaderMap) -> Result<Bytes, ApiError> {
+pub(crate) async fn read_body(body: Body, headers: &HeaderMap) -> Result<Bytes, ApiError> {
     let too_large = || ApiError::RequestEntityTooLarge {
         message: format!("Request entity too large: limit is {MAX_BODY}"),
     };

@@ -1,7 +1,9 @@
-//! The Job invariants, checked at each write under the store's lock: a Pod is never created while
-//! its Job already runs `parallelism` active Pods, an Indexed Job never runs two active Pods for one
-//! index, and a Job never counts more successes than `completions`.
+//! The Job invariants: a Pod is never created while its Job already runs `parallelism` active
+//! Pods (judged at the request's arrival, with the Job's creates in flight), and at every commit:
+//! an Indexed Job never runs two active Pods for one index, and a Job never counts more
+//! successes than `completions`.
 
+use crate::in_flight::{Decision, InFlight};
 use crate::oracle::{Verb, Violation, ViolationKind};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -80,48 +82,71 @@ impl JobOracle {
                 namespace: info.namespace.clone(),
                 replicaset: info.name.clone(),
                 live: succeeded,
+                in_flight: 0,
                 desired: c,
                 pod: String::new(),
                 user_agent: user_agent.map(str::to_string),
+                at_arrival: false,
             });
         self.jobs.insert(uid, info);
         over
     }
 
-    /// A Pod was written; returns the violation it is, if any.
+    /// What `decision` breaks, judged against the state now and the writes `in_flight`.
+    pub fn judge(&self, decision: Decision<'_>, in_flight: &InFlight) -> Option<Violation> {
+        let Decision::Create(pod) = decision else {
+            return None;
+        };
+        let job_uid = job_of(pod)?;
+        let job = self.jobs.get(job_uid)?;
+        let running = self.active.get(job_uid).map_or(0, |r| r.len() as i64);
+        let coming = in_flight.net_creates(job_uid);
+        (running + coming >= job.parallelism).then(|| Violation {
+            kind: ViolationKind::JobOverParallelism,
+            revision: 0,
+            namespace: job.namespace.clone(),
+            replicaset: job.name.clone(),
+            live: running,
+            in_flight: coming,
+            desired: job.parallelism,
+            pod: meta(pod, "name").to_string(),
+            user_agent: None,
+            at_arrival: false,
+        })
+    }
+
+    /// A Pod was written; returns the violation its commit is (a second active Pod for an
+    /// index), if any.
     pub fn record_pod(
         &mut self,
-        revision: u64,
         verb: Verb,
         prev: Option<&Value>,
         new: Option<&Value>,
-        user_agent: Option<&str>,
     ) -> Option<Violation> {
         let obj = new.or(prev)?;
         let job_uid = job_of(obj)?.to_string();
         let pod_uid = meta(obj, "uid").to_string();
         let running = self.active.entry(job_uid.clone()).or_default();
         let mut found = None;
+        let new_index = new.and_then(index);
         if verb == Verb::Create
             && new.is_some_and(active)
+            && new_index.is_some()
+            && running.values().any(|i| *i == new_index)
             && let Some(job) = self.jobs.get(&job_uid)
         {
-            let violation = |kind| Violation {
-                kind,
-                revision,
+            found = Some(Violation {
+                kind: ViolationKind::JobDuplicateIndex,
+                revision: 0,
                 namespace: job.namespace.clone(),
                 replicaset: job.name.clone(),
                 live: running.len() as i64,
+                in_flight: 0,
                 desired: job.parallelism,
                 pod: meta(obj, "name").to_string(),
-                user_agent: user_agent.map(str::to_string),
-            };
-            let new_index = new.and_then(index);
-            if running.len() as i64 >= job.parallelism {
-                found = Some(violation(ViolationKind::JobOverParallelism));
-            } else if new_index.is_some() && running.values().any(|i| *i == new_index) {
-                found = Some(violation(ViolationKind::JobDuplicateIndex));
-            }
+                user_agent: None,
+                at_arrival: false,
+            });
         }
         match new.filter(|p| active(p)) {
             Some(pod) => {
@@ -159,17 +184,33 @@ mod tests {
     #[test]
     fn a_create_beyond_parallelism_or_for_a_running_index_is_caught() {
         let mut o = JobOracle::default();
+        let none = InFlight::default();
         o.record_job(1, None, Some(&job(2, 0)), None);
-        assert!(
-            o.record_pod(2, Verb::Create, None, Some(&pod("a", Some("0"))), None)
-                .is_none()
-        );
-        let dup = o.record_pod(3, Verb::Create, None, Some(&pod("b", Some("0"))), None);
+        let first = pod("a", Some("0"));
+        assert!(o.judge(Decision::Create(&first), &none).is_none());
+        assert!(o.record_pod(Verb::Create, None, Some(&first)).is_none());
+        let dup = o.record_pod(Verb::Create, None, Some(&pod("b", Some("0"))));
         assert_eq!(dup.map(|v| v.kind), Some(ViolationKind::JobDuplicateIndex));
-        let over = o.record_pod(4, Verb::Create, None, Some(&pod("c", Some("1"))), None);
+        let over = o.judge(Decision::Create(&pod("c", Some("1"))), &none);
         assert_eq!(
             over.map(|v| v.kind),
             Some(ViolationKind::JobOverParallelism)
+        );
+    }
+
+    #[test]
+    fn creates_already_in_flight_count_against_parallelism() {
+        let mut o = JobOracle::default();
+        o.record_job(1, None, Some(&job(2, 0)), None);
+        let mut in_flight = InFlight::default();
+        let body = pod("", None);
+        in_flight.arrive("ns", Decision::Create(&body), vec![]);
+        assert!(o.judge(Decision::Create(&body), &in_flight).is_none());
+        in_flight.arrive("ns", Decision::Create(&body), vec![]);
+        assert_eq!(
+            o.judge(Decision::Create(&body), &in_flight)
+                .map(|v| v.in_flight),
+            Some(2)
         );
     }
 

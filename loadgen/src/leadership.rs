@@ -1,6 +1,8 @@
 //! The leader-election invariant: every write a manager makes as leader happens while the Lease
 //! names it. Checked after the run over the recorded writes, in revision order: the holder at a
-//! revision is the one the last Lease write before it named.
+//! revision is the one the last Lease write before it named. Identities name process
+//! incarnations (`tidemark-0.1`, then `tidemark-0.2` after a restart), so a killed process's write
+//! that commits after its successor took the Lease is caught too.
 
 use crate::oracle::WriteRecord;
 use crate::resource::Resource;
@@ -25,6 +27,15 @@ pub fn identity_of(user_agent: &str) -> Option<&str> {
     let open = rest.find('(')?;
     let close = rest[open..].find(')')? + open;
     Some(&rest[open + 1..close]).filter(|id| !id.is_empty())
+}
+
+/// Whether two identities are incarnations of one manager (`tidemark-0.1` and `tidemark-0.2`).
+pub fn same_manager(a: &str, b: &str) -> bool {
+    let manager = |id: &str| {
+        id.rsplit_once('.')
+            .map_or(id.to_string(), |(m, _)| m.to_string())
+    };
+    manager(a) == manager(b)
 }
 
 /// Every write by an identified manager made while the Lease `namespace/name` named someone else.
@@ -122,6 +133,42 @@ mod tests {
         assert_eq!(found[0].revision, 22);
         assert_eq!(found[0].writer, "a");
         assert_eq!(found[0].holder.as_deref(), Some("b"));
+    }
+
+    #[test]
+    fn a_killed_incarnation_writing_after_its_restart_took_the_lease_is_caught() {
+        let killed = "tidemark/0.1.0 (tidemark-0.1)";
+        let restarted = "tidemark/0.1.0 (tidemark-0.2)";
+        let writes = vec![
+            write(
+                10,
+                Resource::Leases,
+                "tidemark",
+                killed,
+                Some("tidemark-0.1"),
+            ),
+            write(11, Resource::Pods, "p1", killed, None),
+            write(
+                20,
+                Resource::Leases,
+                "tidemark",
+                restarted,
+                Some("tidemark-0.2"),
+            ),
+            write(21, Resource::Pods, "p2", killed, None),
+            write(22, Resource::Pods, "p3", restarted, None),
+        ];
+        let found = split_leadership(&writes, "kube-system", "tidemark");
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(
+            (found[0].revision, found[0].writer.as_str()),
+            (21, "tidemark-0.1")
+        );
+        assert!(same_manager(
+            &found[0].writer,
+            found[0].holder.as_deref().unwrap_or("")
+        ));
+        assert!(!same_manager("tidemark-0.1", "tidemark-1.1"));
     }
 
     #[test]

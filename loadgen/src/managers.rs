@@ -1,7 +1,8 @@
-//! The `tidemark` processes of a stress run: started with the scenario's flags, each with its own
-//! identity, log and summary; killed, restarted, paused and resumed as the faults say; stopped
-//! gracefully at the end.
+//! The `tidemark` processes of a stress run: started with the scenario's flags, each start with
+//! its own identity (see [`incarnation`]), each manager with its log and summary; killed,
+//! restarted, paused and resumed as the faults say; stopped gracefully at the end.
 
+use crate::mode::Mode;
 use crate::scenario::{ManagerSettings, Protection};
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
@@ -35,6 +36,9 @@ pub enum ManagerError {
 }
 
 struct Slot {
+    /// `tidemark-<index>`; each start is a new incarnation named `tidemark-<index>.<start>`.
+    name: String,
+    /// The identity of its latest incarnation (`--leader-elect-identity`, in its User-Agent).
     identity: String,
     /// The loopback port of its secure serving (`--secure-port`).
     secure_port: u16,
@@ -60,7 +64,7 @@ pub struct Managers {
     kubeconfig: PathBuf,
     serving: ServingFiles,
     settings: ManagerSettings,
-    gate: bool,
+    mode: Mode,
     slots: Vec<Slot>,
 }
 
@@ -77,6 +81,14 @@ fn free_port() -> u16 {
         .map_or(0, |a| a.port())
 }
 
+/// The identity of the `start`-th process of the manager `name` (from 1): each incarnation has
+/// its own, as kube-controller-manager's `hostname_<uuid>`, so a write of a killed process that
+/// commits late is told apart from its successor's, and the successor takes the Lease over only
+/// once the killed one's lease has expired.
+pub fn incarnation(name: &str, start: u32) -> String {
+    format!("{name}.{start}")
+}
+
 fn seconds(s: f64) -> String {
     format!("{}ms", (s.max(0.0) * 1000.0).round() as u64)
 }
@@ -89,12 +101,13 @@ impl Managers {
         kubeconfig: &Path,
         serving: &ServingFiles,
         settings: &ManagerSettings,
-        gate: bool,
+        mode: Mode,
         work_dir: &Path,
     ) -> Self {
         let slots = (0..settings.replicas.max(1))
             .map(|i| Slot {
-                identity: format!("tidemark-{i}"),
+                name: format!("tidemark-{i}"),
+                identity: incarnation(&format!("tidemark-{i}"), 1),
                 secure_port: free_port(),
                 log: work_dir.join(format!("tidemark-{i}.log")),
                 summary: work_dir.join(format!("tidemark-{i}-summary.json")),
@@ -108,19 +121,16 @@ impl Managers {
             kubeconfig: kubeconfig.to_path_buf(),
             serving: serving.clone(),
             settings: settings.clone(),
-            gate,
+            mode,
             slots,
         }
     }
 
-    fn protected(&self, protection: Protection) -> bool {
-        self.gate || !self.settings.protections.contains(&protection)
-    }
-
     /// Starts manager `index` (again, after a kill); its log is appended to.
     pub fn start(&mut self, index: usize) -> Result<(), ManagerError> {
-        let consistency = self.protected(Protection::Consistency);
-        let fencing = self.protected(Protection::Fencing);
+        let fencing = self
+            .mode
+            .keeps(Protection::Fencing, &self.settings.protections);
         let s = &self.settings;
         let mut command = Command::new(&self.binary);
         command
@@ -130,10 +140,7 @@ impl Managers {
             .args(["--shards", &s.shards.to_string()])
             .args(["--kube-api-qps", &s.qps.to_string()])
             .args(["--kube-api-burst", &s.burst.to_string()])
-            .args([
-                "--feature-gates",
-                &format!("StaleControllerConsistency={consistency}"),
-            ])
+            .args(self.mode.consistency_args(&s.protections))
             .args(["--bind-address", "127.0.0.1"])
             .arg("--tls-cert-file")
             .arg(&self.serving.cert)
@@ -150,6 +157,7 @@ impl Managers {
         let Some(slot) = self.slots.get_mut(index) else {
             return Ok(());
         };
+        slot.identity = incarnation(&slot.name, slot.starts + 1);
         if s.leader_elect {
             command
                 .args(["--leader-elect-identity", &slot.identity])
@@ -194,9 +202,14 @@ impl Managers {
         (0..self.slots.len()).try_for_each(|i| self.start(i))
     }
 
-    /// The index of the manager named `identity`.
+    /// The index of the manager one of whose incarnations is named `identity`.
     pub fn index_of(&self, identity: &str) -> Option<usize> {
-        self.slots.iter().position(|s| s.identity == identity)
+        self.slots.iter().position(|s| {
+            identity
+                .strip_prefix(s.name.as_str())
+                .and_then(|rest| rest.strip_prefix('.'))
+                .is_some_and(|start| start.parse::<u32>().is_ok())
+        })
     }
 
     /// SIGKILL: no shutdown, no Lease release, writes cut wherever they are.
@@ -321,5 +334,45 @@ impl Managers {
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.slots.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn managers(replicas: usize) -> Managers {
+        let settings = ManagerSettings {
+            replicas,
+            ..ManagerSettings::default()
+        };
+        let serving = ServingFiles {
+            cert: PathBuf::from("cert"),
+            key: PathBuf::from("key"),
+        };
+        let dir = Path::new("/nonexistent");
+        Managers::new(
+            Path::new("tidemark"),
+            dir,
+            &serving,
+            &settings,
+            Mode::On,
+            dir,
+        )
+    }
+
+    #[test]
+    fn every_incarnation_of_a_manager_is_found_by_its_identity() {
+        let m = managers(2);
+        assert_eq!(m.index_of("tidemark-1.1"), Some(1));
+        assert_eq!(m.index_of("tidemark-0.3"), Some(0));
+        assert_eq!(m.index_of("tidemark-1"), None);
+        assert_eq!(m.index_of("tidemark-10.1"), None);
+    }
+
+    #[test]
+    fn a_restart_is_a_new_incarnation() {
+        assert_eq!(incarnation("tidemark-0", 1), "tidemark-0.1");
+        assert_ne!(incarnation("tidemark-0", 1), incarnation("tidemark-0", 2));
     }
 }

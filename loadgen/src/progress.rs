@@ -227,7 +227,7 @@ pub fn stress_run(options: &StressOptions) -> String {
         "stress {} seed {} gate {}",
         options.scenario.name,
         options.seed,
-        if options.gate { "on" } else { "off" }
+        options.gate.name()
     )
 }
 

@@ -1,5 +1,7 @@
 //! Request faults: `429`/`5xx` with `Retry-After` on a fraction of requests, added latency, and
 //! writes whose response is lost (applied, but the client sees a `504`). An axum middleware.
+//! Latency stands for the time before a request reaches storage: a request whose `timeout`
+//! passes first is answered `504 Timeout` and not applied, as kube-apiserver does.
 
 use crate::faults::Faults;
 use crate::resource::Resource;
@@ -255,6 +257,17 @@ pub async fn layer(State(faults): State<Arc<Faults>>, request: Request, next: Ne
         );
     }
     if !decision.latency.is_zero() {
+        let deadline = crate::request_timeout::of_query(request.uri().query().unwrap_or(""))
+            .filter(|d| verb != "watch" && *d < decision.latency);
+        if let Some(deadline) = deadline {
+            tokio::time::sleep(deadline).await;
+            return status(
+                504,
+                "Timeout",
+                "Timeout: request did not complete within requested timeout - context deadline exceeded",
+                0,
+            );
+        }
         tokio::time::sleep(decision.latency).await;
     }
     if let Some(rule) = decision.error {

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::resource::Resource;
+pub use crate::scenario_workload::{Amount, EventVerb, Workload, WorkloadEvent, WorkloadKind};
 
 /// Why a scenario could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -59,6 +60,10 @@ pub struct Scenario {
     /// Faults over time.
     #[serde(default)]
     pub faults: Vec<FaultWindow>,
+    /// Changes a user makes to the workload's Pods and sets besides scaling (adoption,
+    /// orphaning).
+    #[serde(default)]
+    pub events: Vec<WorkloadEvent>,
     /// What must hold.
     pub invariants: Invariants,
 }
@@ -206,81 +211,6 @@ impl Default for ManagerSettings {
     }
 }
 
-/// ReplicaSets scaled through steps; the seed picks each step's order and per-set jitter.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Workload {
-    /// What is scaled: ReplicaSets (`rs-N`) or StatefulSets (`sts-N`).
-    #[serde(default)]
-    pub kind: WorkloadKind,
-    /// StatefulSets only: `podManagementPolicy: Parallel` (else OrderedReady).
-    #[serde(default)]
-    pub parallel: bool,
-    /// Jobs only: `completions` (each Job's target).
-    #[serde(default)]
-    pub completions: i32,
-    /// Jobs only: `completionMode: Indexed` for every other Job.
-    #[serde(default)]
-    pub indexed: bool,
-    /// Namespace of the workload.
-    #[serde(default = "default_namespace")]
-    pub namespace: String,
-    /// How many ReplicaSets.
-    pub replicasets: usize,
-    /// Their replicas at the start.
-    #[serde(default)]
-    pub initial_replicas: i32,
-    /// The replicas every ReplicaSet is scaled to, step by step.
-    pub steps: Vec<i32>,
-    /// Time between steps.
-    pub step_every_seconds: f64,
-    /// Each ReplicaSet's target is the step's plus a seeded offset in `-jitter..=jitter` (never
-    /// below 0).
-    #[serde(default)]
-    pub jitter: i32,
-}
-
-/// The kind of set a workload scales.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum WorkloadKind {
-    /// apps/v1 ReplicaSets.
-    #[default]
-    Replicaset,
-    /// apps/v1 StatefulSets.
-    Statefulset,
-    /// batch/v1 Jobs (steps set `parallelism`).
-    Job,
-    /// apps/v1 DaemonSets (steps set how many extra Nodes `extra-N` exist).
-    Daemonset,
-}
-
-impl WorkloadKind {
-    /// The resource.
-    pub fn resource(self) -> Resource {
-        match self {
-            WorkloadKind::Replicaset => Resource::ReplicaSets,
-            WorkloadKind::Statefulset => Resource::StatefulSets,
-            WorkloadKind::Job => Resource::Jobs,
-            WorkloadKind::Daemonset => Resource::DaemonSets,
-        }
-    }
-
-    /// The name of set `i`.
-    pub fn name(self, i: usize) -> String {
-        match self {
-            WorkloadKind::Replicaset => format!("rs-{i}"),
-            WorkloadKind::Statefulset => format!("sts-{i}"),
-            WorkloadKind::Job => format!("job-{i}"),
-            WorkloadKind::Daemonset => format!("ds-{i}"),
-        }
-    }
-}
-
-fn default_namespace() -> String {
-    "stress".into()
-}
-
 /// What kind of fault.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -362,6 +292,12 @@ pub struct FaultWindow {
     /// starts) or a manager's index (`0`, `1`, ...).
     #[serde(default)]
     pub target: Option<String>,
+    /// The window starts (and ends) up to this much later (drawn per seed).
+    #[serde(default)]
+    pub jitter_seconds: f64,
+    /// `millis` is drawn from `millis..=millis_up_to` (per seed).
+    #[serde(default)]
+    pub millis_up_to: Option<u64>,
 }
 
 impl FaultWindow {
@@ -435,7 +371,52 @@ impl Scenario {
                 });
             }
         }
+        if let Some(message) = scenario.bounds_problem() {
+            return Err(ScenarioError::Parse {
+                path: origin.to_path_buf(),
+                message,
+            });
+        }
         Ok(scenario)
+    }
+
+    /// What is wrong with the seeded bounds, if anything.
+    fn bounds_problem(&self) -> Option<String> {
+        let w = &self.workload;
+        let mut amounts = w.steps.iter().chain([&w.initial_replicas, &w.completions]);
+        if let Some(bad) = amounts.find(|a| !a.valid()) {
+            return Some(format!("{bad:?}: from is above to"));
+        }
+        if w.step_jitter_seconds < 0.0
+            || (w.steps.len() > 1 && w.step_jitter_seconds >= w.step_every_seconds)
+        {
+            return Some(format!(
+                "step_jitter_seconds ({}) must be at least 0 and below step_every_seconds ({})",
+                w.step_jitter_seconds, w.step_every_seconds
+            ));
+        }
+        for f in &self.faults {
+            if f.jitter_seconds < 0.0 || f.millis_up_to.is_some_and(|m| m < f.millis) {
+                return Some(format!(
+                    "fault {:?}: jitter_seconds below 0 or millis_up_to below millis",
+                    f.kind
+                ));
+            }
+        }
+        let known = |name: &str| (0..w.replicasets).any(|i| w.kind.name(i) == name);
+        for e in &self.events {
+            let to_ok = match e.verb {
+                EventVerb::Adopt => e.to.as_deref().is_some_and(known),
+                EventVerb::Orphan | EventVerb::DeleteOrphaning => e.to.is_none(),
+            };
+            if !known(&e.from) || !to_ok || e.jitter_seconds < 0.0 {
+                return Some(format!(
+                    "event {:?} at {}s names sets the workload does not have ({:?} -> {:?})",
+                    e.verb, e.at_seconds, e.from, e.to
+                ));
+            }
+        }
+        None
     }
 
     /// Loads a scenario from a file path, or by the name of one built into the binary (the
@@ -459,15 +440,20 @@ impl Scenario {
         })
     }
 
-    /// When the workload's last step and last fault are over.
+    /// When the workload's last step, event and fault are over, whatever the seed.
     pub fn active_duration(&self) -> Duration {
         let steps = self.workload.step_every_seconds.max(0.0) * self.workload.steps.len() as f64;
         let faults = self
             .faults
             .iter()
-            .map(|f| f.until().as_secs_f64())
+            .map(|f| f.until().as_secs_f64() + f.jitter_seconds.max(0.0))
             .fold(0.0, f64::max);
-        Duration::from_secs_f64(steps.max(faults))
+        let events = self
+            .events
+            .iter()
+            .map(|e| e.at_seconds.max(0.0) + e.jitter_seconds.max(0.0))
+            .fold(0.0, f64::max);
+        Duration::from_secs_f64(steps.max(faults).max(events))
     }
 }
 
@@ -502,6 +488,44 @@ mod tests {
         let bad_fault = "name='x'\n[workload]\nreplicasets=1\nsteps=[1]\nstep_every_seconds=1\n[invariants]\ncheck=[]\nconvergence_bound_seconds=1\n[[faults]]\nkind='watch-delay'\nresource='gizmos'\nfrom_seconds=0\n";
         let err = Scenario::parse(bad_fault, Path::new("x")).expect_err("unknown resource");
         assert!(err.to_string().contains("gizmos"));
+    }
+
+    const BASE: &str = "name='x'\n[invariants]\ncheck=[]\nconvergence_bound_seconds=1\n";
+
+    #[test]
+    fn steps_are_exact_or_bounds_and_bounds_must_be_in_order() {
+        let ranged = format!(
+            "{BASE}[workload]\nreplicasets=1\nsteps=[3, {{ from = 1, to = 4 }}]\nstep_every_seconds=2\nstep_jitter_seconds=1.5\n"
+        );
+        let s = Scenario::parse(&ranged, Path::new("x")).expect("parses");
+        assert_eq!(
+            s.workload.steps,
+            [Amount::Exactly(3), Amount::Between { from: 1, to: 4 }]
+        );
+        let reversed = ranged.replace("from = 1, to = 4", "from = 4, to = 1");
+        assert!(Scenario::parse(&reversed, Path::new("x")).is_err());
+        let reordering = ranged.replace("step_jitter_seconds=1.5", "step_jitter_seconds=2");
+        assert!(Scenario::parse(&reordering, Path::new("x")).is_err());
+    }
+
+    #[test]
+    fn an_event_must_name_sets_of_the_workload() {
+        let adopt = format!(
+            "{BASE}[workload]\nreplicasets=2\nsteps=[1]\nstep_every_seconds=1\n[[events]]\nverb='adopt'\nat_seconds=1\nfrom='rs-0'\nto='rs-1'\n"
+        );
+        assert!(Scenario::parse(&adopt, Path::new("x")).is_ok());
+        let unknown = adopt.replace("to='rs-1'", "to='rs-7'");
+        let err = Scenario::parse(&unknown, Path::new("x")).expect_err("rs-7");
+        assert!(err.to_string().contains("rs-7"), "{err}");
+    }
+
+    #[test]
+    fn the_active_duration_covers_the_latest_a_seed_can_place_anything() {
+        let text = format!(
+            "{BASE}[workload]\nreplicasets=1\nsteps=[1]\nstep_every_seconds=1\n[[faults]]\nkind='drop-watches'\nfrom_seconds=4\njitter_seconds=2\n"
+        );
+        let s = Scenario::parse(&text, Path::new("x")).expect("parses");
+        assert_eq!(s.active_duration(), Duration::from_secs(6));
     }
 
     #[test]

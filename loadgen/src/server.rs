@@ -254,10 +254,15 @@ pub async fn start(config: ServerConfig) -> Result<ApiServer, ServerError> {
             crate::door::layer,
         ));
     }
-    let api = api.layer(axum::middleware::from_fn_with_state(
-        faults.clone(),
-        crate::request_faults::layer,
-    ));
+    let api = api
+        .layer(axum::middleware::from_fn_with_state(
+            faults.clone(),
+            crate::request_faults::layer,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            store.clone(),
+            crate::arrival::layer,
+        ));
     let leases = Arc::new(LeaseControl::default());
     let admin = admin::router(AdminState {
         faults: faults.clone(),

@@ -11,8 +11,11 @@ use parking_lot::Mutex;
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
+use crate::in_flight::{ArrivalId, Decision};
 use crate::object::{meta_mut, meta_str, now_rfc3339, random_suffix, random_uid};
-use crate::oracle::{Oracle, ReplicaSetTruth, Verb, Violation, WriteRecord, desired_replicas};
+use crate::oracle::{
+    Commit, Oracle, ReplicaSetTruth, Verb, Violation, WriteRecord, desired_replicas,
+};
 use crate::resource::Resource;
 use crate::status::ApiError;
 use crate::validation;
@@ -115,6 +118,15 @@ pub enum LogRead {
     Events(Vec<Arc<Event>>, u64),
     /// The position is older than the compaction point (given).
     Compacted(u64),
+}
+
+/// A Pod write that reached the server, as [`Store::arrive`] takes it.
+#[derive(Debug, Clone, Copy)]
+pub enum Arriving<'a> {
+    /// A create with this body.
+    Create(&'a Value),
+    /// A delete of the Pod with this name.
+    Delete(&'a str),
 }
 
 /// User agent of in-process writes.
@@ -708,14 +720,15 @@ impl Store {
             }
         };
         let new_value = (kind != EventType::Deleted).then_some(&object.value);
-        inner.oracle.record(
-            rev,
+        inner.oracle.observe(&Commit {
+            revision: rev,
             verb,
-            r,
-            prev.as_ref().map(|p| &p.value),
-            new_value,
+            resource: r,
+            prev: prev.as_ref().map(|p| &p.value),
+            new: new_value,
             user_agent,
-        );
+            arrival: crate::arrival::current(),
+        });
         inner
             .dependents
             .track(r, &key, prev.as_ref().map(|p| &p.value), new_value);
@@ -876,6 +889,27 @@ impl Store {
             read_to = inner.revision.max(pos);
         }
         LogRead::Events(events, read_to)
+    }
+
+    /// A request to create a Pod (`body`) or delete the Pod `name` reached the server: the
+    /// oracle judges it against the state now. `None` when there is nothing to judge (no such
+    /// Pod to delete).
+    pub fn arrive(&self, namespace: &str, arriving: Arriving<'_>) -> Option<ArrivalId> {
+        let mut inner = self.inner.lock();
+        match arriving {
+            Arriving::Create(body) => Some(inner.oracle.arrive(namespace, Decision::Create(body))),
+            Arriving::Delete(name) => {
+                let key = (namespace.to_string(), name.to_string());
+                let pod = inner.objects[Resource::Pods.index()].get(&key)?.clone();
+                crate::oracle::pod_is_live(&pod.value)
+                    .then(|| inner.oracle.arrive(namespace, Decision::Delete(&pod.value)))
+            }
+        }
+    }
+
+    /// The request `id` ended, committed or not.
+    pub fn depart(&self, id: ArrivalId) {
+        self.inner.lock().oracle.depart(id);
     }
 
     /// Every violation the oracle found.

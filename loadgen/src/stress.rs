@@ -2,8 +2,9 @@
 //! a scenario's workload and faults over time, then convergence and the oracle's verdict.
 
 use crate::faults::{Faults, ObjectDelay};
-use crate::leadership::split_leadership;
+use crate::leadership::{same_manager, split_leadership};
 use crate::managers::{ManagerError, Managers};
+use crate::mode::Mode;
 use crate::node_oracle::live_nodes_marked;
 use crate::oracle::{ReplicaSetTruth, Verb, ViolationKind};
 use crate::report::{FaultEvent, ReportedViolation, StressReport, WriteCounts};
@@ -13,8 +14,9 @@ use crate::scenario::WorkloadKind;
 use crate::scenario::{FaultKind, FaultWindow, Scenario};
 use crate::server::{ApiServer, ServerConfig, ServerError, start};
 use crate::status::ApiError;
+use crate::timeline::{Action, Plan};
 use crate::workload::{
-    daemonset_manifest, job_manifest, replicaset_manifest, statefulset_manifest,
+    daemonset_manifest_on, job_manifest, replicaset_manifest, statefulset_manifest,
 };
 use std::path::PathBuf;
 use std::time::Duration;
@@ -30,8 +32,8 @@ pub struct StressOptions {
     pub scenario: Scenario,
     /// Seed of every random choice.
     pub seed: u64,
-    /// Stale-cache protection on or off in the manager.
-    pub gate: bool,
+    /// The managers' protections: `on`, `off`, or a consistency mode.
+    pub gate: Mode,
     /// The `tidemark` binary.
     pub tidemark: PathBuf,
     /// Where logs and the manager's summary go.
@@ -67,111 +69,6 @@ pub fn default_tidemark() -> PathBuf {
 /// The Lease the managers compete for.
 pub const LEASE: (&str, &str) = ("kube-system", "tidemark");
 
-/// The ground truth about the sets the workload scales.
-fn truth(server: &ApiServer, kind: WorkloadKind) -> Vec<ReplicaSetTruth> {
-    match kind {
-        WorkloadKind::Replicaset => server.replicaset_truth(),
-        WorkloadKind::Statefulset => server.statefulset_truth(),
-        WorkloadKind::Job => job_truth(server),
-        WorkloadKind::Daemonset => daemonset_truth(server),
-    }
-}
-
-/// A DaemonSet seen as a set: converged when every Node runs exactly one of its live Pods, none
-/// runs elsewhere, and its status says so for its generation.
-fn daemonset_truth(server: &ApiServer) -> Vec<ReplicaSetTruth> {
-    let nodes: Vec<String> = server
-        .list(Resource::Nodes)
-        .iter()
-        .filter(|n| n["metadata"]["deletionTimestamp"].is_null())
-        .filter_map(|n| n["metadata"]["name"].as_str().map(str::to_string))
-        .collect();
-    let pods = server.list(Resource::Pods);
-    server
-        .list(Resource::DaemonSets)
-        .iter()
-        .map(|ds| {
-            let uid = ds["metadata"]["uid"].as_str().unwrap_or("");
-            let placed: Vec<&str> = pods
-                .iter()
-                .filter(|p| {
-                    p["metadata"]["deletionTimestamp"].is_null()
-                        && p["metadata"]["ownerReferences"][0]["uid"] == uid
-                })
-                .filter_map(|p| p["spec"]["nodeName"].as_str())
-                .collect();
-            let exact = placed.len() == nodes.len()
-                && nodes
-                    .iter()
-                    .all(|n| placed.iter().filter(|p| **p == n).count() == 1);
-            let n = nodes.len() as i64;
-            ReplicaSetTruth {
-                namespace: ds["metadata"]["namespace"]
-                    .as_str()
-                    .unwrap_or("")
-                    .to_string(),
-                name: ds["metadata"]["name"].as_str().unwrap_or("").to_string(),
-                generation: ds["metadata"]["generation"].as_i64().unwrap_or(0),
-                spec_replicas: n,
-                live_pods: if exact { n } else { placed.len() as i64 - 1000 },
-                status_replicas: ds["status"]["currentNumberScheduled"]
-                    .as_i64()
-                    .unwrap_or(-1),
-                status_ready_replicas: ds["status"]["numberReady"].as_i64().unwrap_or(-1),
-                observed_generation: ds["status"]["observedGeneration"].as_i64().unwrap_or(0),
-            }
-        })
-        .collect()
-}
-
-/// Makes exactly `count` extra Nodes `extra-0..` exist.
-fn set_extra_nodes(server: &ApiServer, count: i32) -> Result<(), ApiError> {
-    let count = usize::try_from(count).unwrap_or(0);
-    for i in 0..64 {
-        let name = format!("extra-{i}");
-        let exists = server.get(Resource::Nodes, "", &name).is_some();
-        if i < count && !exists {
-            server.create(
-                Resource::Nodes,
-                "",
-                serde_json::json!({"metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-                    "status": {"conditions": [{"type": "Ready", "status": "True"}]}}),
-            )?;
-        } else if i >= count && exists {
-            server.delete(Resource::Nodes, "", &name)?;
-        }
-    }
-    Ok(())
-}
-
-/// A Job seen as a set: converged once it is Complete with exactly `completions` successes.
-fn job_truth(server: &ApiServer) -> Vec<ReplicaSetTruth> {
-    server
-        .list(Resource::Jobs)
-        .iter()
-        .map(|j| {
-            let complete = j["status"]["conditions"]
-                .as_array()
-                .is_some_and(|cs| cs.iter().any(|c| c["type"] == "Complete"));
-            let completions = j["spec"]["completions"].as_i64().unwrap_or(1);
-            let succeeded = j["status"]["succeeded"].as_i64().unwrap_or(0);
-            ReplicaSetTruth {
-                namespace: j["metadata"]["namespace"]
-                    .as_str()
-                    .unwrap_or("")
-                    .to_string(),
-                name: j["metadata"]["name"].as_str().unwrap_or("").to_string(),
-                generation: 0,
-                spec_replicas: completions,
-                live_pods: if complete { succeeded } else { -1 },
-                status_replicas: succeeded,
-                status_ready_replicas: succeeded,
-                observed_generation: 0,
-            }
-        })
-        .collect()
-}
-
 async fn wait_converged(
     server: &ApiServer,
     kind: WorkloadKind,
@@ -181,7 +78,7 @@ async fn wait_converged(
 ) -> Result<Option<Duration>, StressError> {
     let started = Instant::now();
     loop {
-        if truth(server, kind)
+        if crate::truth::truth(server, kind)
             .iter()
             .filter(|t| t.namespace == namespace)
             .all(ReplicaSetTruth::is_converged)
@@ -210,64 +107,6 @@ fn target(server: &ApiServer, managers: &Managers, fault: &FaultWindow) -> usize
             .unwrap_or(0),
         Some(index) => index.parse().unwrap_or(0),
     }
-}
-
-/// One scheduled change of the timeline.
-enum Action {
-    Scale {
-        name: String,
-        replicas: i32,
-    },
-    /// A fault window starts (`on`) or ends.
-    Fault {
-        window: FaultWindow,
-        on: bool,
-    },
-}
-
-fn timeline(scenario: &Scenario, seed: u64) -> Vec<(Duration, Action)> {
-    let mut rng = fastrand::Rng::with_seed(seed);
-    let w = &scenario.workload;
-    let mut actions = Vec::new();
-    for (k, step) in w.steps.iter().enumerate() {
-        let at = Duration::from_secs_f64(w.step_every_seconds.max(0.0) * k as f64);
-        let mut order: Vec<usize> = (0..w.replicasets).collect();
-        rng.shuffle(&mut order);
-        for i in order {
-            let jitter = if w.jitter > 0 {
-                rng.i32(-w.jitter..=w.jitter)
-            } else {
-                0
-            };
-            actions.push((
-                at,
-                Action::Scale {
-                    name: w.kind.name(i),
-                    replicas: (step + jitter).max(0),
-                },
-            ));
-        }
-    }
-    for fault in &scenario.faults {
-        actions.push((
-            fault.from(),
-            Action::Fault {
-                window: fault.clone(),
-                on: true,
-            },
-        ));
-        if fault.until() > fault.from() {
-            actions.push((
-                fault.until(),
-                Action::Fault {
-                    window: fault.clone(),
-                    on: false,
-                },
-            ));
-        }
-    }
-    actions.sort_by_key(|(at, _)| *at);
-    actions
 }
 
 fn matching(fault: &FaultWindow) -> Match {
@@ -414,11 +253,13 @@ fn reported(server: &ApiServer) -> Vec<ReportedViolation> {
             object: format!("{}/{}", v.namespace, v.replicaset),
             revision: v.revision,
             detail: format!(
-                "pod {} written by {} with {} live of {} desired",
+                "pod {} written by {} with {} live and {} more in flight of {} desired at its {}",
                 v.pod,
                 v.user_agent.as_deref().unwrap_or("unknown client"),
                 v.live,
-                v.desired
+                v.in_flight,
+                v.desired,
+                if v.at_arrival { "arrival" } else { "commit" }
             ),
         })
         .collect()
@@ -451,9 +292,17 @@ fn leader_violations(server: &ApiServer) -> Vec<ReportedViolation> {
             object: v.object,
             revision: v.revision,
             detail: format!(
-                "written by {} while the Lease named {}",
+                "written by {} while the Lease named {}{}",
                 v.writer,
-                v.holder.as_deref().unwrap_or("nobody")
+                v.holder.as_deref().unwrap_or("nobody"),
+                if v.holder
+                    .as_deref()
+                    .is_some_and(|h| same_manager(h, &v.writer))
+                {
+                    " (a later incarnation of the same manager)"
+                } else {
+                    ""
+                }
             ),
         })
         .collect()
@@ -476,23 +325,30 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
     server.faults().requests().seed(options.seed);
     let namespace = scenario.workload.namespace.as_str();
     let w = &scenario.workload;
+    let plan = crate::timeline::plan(scenario, options.seed);
     for i in 0..w.replicasets {
         let name = w.kind.name(i);
+        let initial = plan.initial[i];
         let manifest = match w.kind {
-            WorkloadKind::Replicaset => replicaset_manifest(namespace, &name, w.initial_replicas),
+            WorkloadKind::Replicaset => replicaset_manifest(namespace, &name, initial),
             WorkloadKind::Statefulset => {
-                statefulset_manifest(namespace, &name, w.initial_replicas, w.parallel)
+                statefulset_manifest(namespace, &name, initial, w.parallel)
             }
-            WorkloadKind::Daemonset => daemonset_manifest(namespace, &name),
+            WorkloadKind::Daemonset => {
+                daemonset_manifest_on(namespace, &name, w.node_label.as_deref())
+            }
             WorkloadKind::Job => job_manifest(
                 namespace,
                 &name,
-                w.initial_replicas,
-                w.completions,
+                initial,
+                plan.completions[i],
                 w.indexed && i % 2 == 1,
             ),
         };
         server.create(w.kind.resource(), namespace, manifest)?;
+    }
+    if let Some(label) = &w.node_label {
+        crate::user::label_nodes(&server, label, &plan.node_order, usize::MAX)?;
     }
     let identity = crate::run_as::set_up(&server, &options.work_dir)?;
     let mut managers = Managers::new(
@@ -508,7 +364,7 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
         server.shutdown().await;
         return Err(e.into());
     }
-    let result = drive(&options, &server, &mut managers).await;
+    let result = drive(&options, plan, &server, &mut managers).await;
     crate::progress::stress(&options, crate::progress::StressPhase::Verdict);
     let scrape_violations = crate::run_as::scrape(&server, &managers, &identity).await;
     managers.stop_all().await;
@@ -551,7 +407,7 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
     let bound = Duration::from_secs_f64(scenario.invariants.convergence_bound_seconds.max(0.0));
     if convergence.is_none() {
         let revision = server.current_revision();
-        for rs in truth(&server, scenario.workload.kind)
+        for rs in crate::truth::truth(&server, scenario.workload.kind)
             .iter()
             .filter(|t| t.namespace == namespace && !t.is_converged())
         {
@@ -569,7 +425,7 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
     let report = StressReport {
         scenario: scenario.name.clone(),
         seed: options.seed,
-        gate: if options.gate { "on" } else { "off" }.into(),
+        gate: options.gate.name().into(),
         violations,
         converged: convergence.is_some(),
         convergence_seconds: convergence.unwrap_or(bound).as_secs_f64(),
@@ -627,6 +483,7 @@ fn apply_manager_fault(
 
 async fn drive(
     options: &StressOptions,
+    plan: Plan,
     server: &ApiServer,
     managers: &mut Managers,
 ) -> Result<(Option<Duration>, Vec<FaultEvent>), StressError> {
@@ -644,7 +501,9 @@ async fn drive(
     {
         tracing::warn!("the manager did not settle the seeded workload before the scenario");
     }
-    let mut actions = timeline(scenario, options.seed).into_iter().peekable();
+    let mut user = crate::user::User::new(server, namespace, plan.pick_seed)
+        .with_nodes(scenario.workload.node_label.clone(), plan.node_order);
+    let mut actions = plan.actions.into_iter().peekable();
     let mut events = Vec::new();
     let mut aimed = Vec::new();
     crate::progress::stress(options, crate::progress::StressPhase::Running);
@@ -655,22 +514,16 @@ async fn drive(
         managers.check_alive()?;
         while let Some((_, action)) = actions.next_if(|(when, _)| *when <= at) {
             match action {
-                Action::Scale { name, replicas } => match kind {
-                    WorkloadKind::Replicaset => {
-                        server.scale_replicaset(namespace, &name, replicas)?
-                    }
-                    WorkloadKind::Statefulset => {
-                        server.update_with(Resource::StatefulSets, namespace, &name, |s| {
-                            s["spec"]["replicas"] = serde_json::json!(replicas);
-                        })?;
-                    }
-                    WorkloadKind::Job => {
-                        server.update_with(Resource::Jobs, namespace, &name, |j| {
-                            j["spec"]["parallelism"] = serde_json::json!(replicas);
-                        })?;
-                    }
-                    WorkloadKind::Daemonset => set_extra_nodes(server, replicas)?,
-                },
+                Action::Scale { name, replicas } => user.scale(kind, &name, replicas)?,
+                Action::Event(event) => {
+                    let what = user.act(&event)?;
+                    tracing::info!(revision = server.current_revision(), %what, "user");
+                    events.push(FaultEvent {
+                        at_seconds: t0.elapsed().as_secs_f64(),
+                        revision: server.current_revision(),
+                        what,
+                    });
+                }
                 Action::Fault { window, on } => {
                     let what = match window.kind {
                         FaultKind::KillManager | FaultKind::PauseManager => {
@@ -693,41 +546,4 @@ async fn drive(
     let bound = Duration::from_secs_f64(scenario.invariants.convergence_bound_seconds.max(0.0));
     let convergence = wait_converged(server, kind, namespace, bound, managers).await?;
     Ok((convergence, events))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn scenario() -> Scenario {
-        Scenario::load("replicaset-watch-delay").expect("shipped scenario")
-    }
-
-    #[test]
-    fn the_timeline_is_reproducible_from_the_seed() {
-        let names = |seed| -> Vec<(Duration, String, i32)> {
-            timeline(&scenario(), seed)
-                .into_iter()
-                .filter_map(|(at, a)| match a {
-                    Action::Scale { name, replicas } => Some((at, name, replicas)),
-                    _ => None,
-                })
-                .collect()
-        };
-        assert_eq!(names(1), names(1));
-        assert_ne!(names(1), names(2), "another seed, another order or jitter");
-        assert_eq!(names(1).len(), 20 * 4);
-    }
-
-    #[test]
-    fn faults_start_and_stop_in_time_order() {
-        let actions = timeline(&scenario(), 7);
-        let at: Vec<_> = actions.iter().map(|(t, _)| *t).collect();
-        assert!(at.windows(2).all(|w| w[0] <= w[1]));
-        let offs = actions
-            .iter()
-            .filter(|(_, a)| matches!(a, Action::Fault { on: false, .. }))
-            .count();
-        assert_eq!(offs, 1);
-    }
 }

@@ -1,9 +1,10 @@
-//! The StatefulSet invariants, checked at each write under the store's lock: under OrderedReady
-//! no ordinal is created before its predecessor is Running and Ready, and a scale-down deletes
-//! only ordinals at or above `spec.replicas` (never a wanted one). Two live Pods with one ordinal
-//! cannot exist: a StatefulSet Pod's name is its ordinal, and names are unique.
+//! The StatefulSet invariants: under OrderedReady no ordinal is created before its predecessor is
+//! Running and Ready, and a scale-down deletes only ordinals at or above `spec.replicas` (never a
+//! wanted one); both judged at the request's arrival. Two live Pods with one ordinal cannot
+//! exist: a StatefulSet Pod's name is its ordinal, and names are unique.
 
-use crate::oracle::{Verb, Violation, ViolationKind};
+use crate::in_flight::{Decision, InFlight};
+use crate::oracle::{Violation, ViolationKind, pod_is_live};
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -33,14 +34,6 @@ fn controller(pod: &Value) -> Option<(&str, &str)> {
         .iter()
         .find(|o| o["controller"] == true)
         .and_then(|o| Some((o["kind"].as_str()?, o["uid"].as_str()?)))
-}
-
-fn live(pod: &Value) -> bool {
-    pod["metadata"]["deletionTimestamp"].is_null()
-        && !matches!(
-            pod["status"]["phase"].as_str(),
-            Some("Succeeded" | "Failed")
-        )
 }
 
 fn running_and_ready(pod: &Value) -> bool {
@@ -79,50 +72,58 @@ impl StatefulSetOracle {
         }
     }
 
-    /// A Pod was written; returns the violation it is, if any.
-    pub fn record_pod(
-        &mut self,
-        revision: u64,
-        verb: Verb,
-        prev: Option<&Value>,
-        new: Option<&Value>,
-        user_agent: Option<&str>,
-    ) -> Option<Violation> {
-        let obj = new.or(prev)?;
-        let (kind, uid) = controller(obj)?;
+    /// The Pod's set uid, the set, and its ordinal, if it is a StatefulSet's Pod.
+    fn placed<'a>(&'a self, pod: &'a Value) -> Option<(&'a str, &'a SetInfo, usize)> {
+        let (kind, uid) = controller(pod)?;
         if kind != "StatefulSet" {
             return None;
         }
         let set = self.sets.get(uid)?;
-        let ordinal: usize = meta(obj, "name")
+        let ordinal = meta(pod, "name")
             .strip_prefix(set.name.as_str())?
             .strip_prefix('-')?
             .parse()
             .ok()?;
-        let was = prev.is_some_and(live);
-        let is = new.is_some_and(live);
-        let violation = |kind, pod_live: i64| Violation {
+        Some((uid, set, ordinal))
+    }
+
+    /// What `decision` breaks, judged against the state now.
+    pub fn judge(&self, decision: Decision<'_>, _in_flight: &InFlight) -> Option<Violation> {
+        let pod = decision.pod();
+        let (uid, set, ordinal) = self.placed(pod)?;
+        let live = self.live.keys().filter(|(u, _)| u == uid).count() as i64;
+        let kind = match decision {
+            Decision::Create(_) if !set.parallel && ordinal > 0 => {
+                let predecessor = self.live.get(&(uid.to_string(), ordinal - 1)).copied();
+                (predecessor != Some(true)).then_some(ViolationKind::OrdinalBeforePredecessorReady)
+            }
+            Decision::Create(_) => None,
+            Decision::Delete(_) => {
+                ((ordinal as i64) < set.desired).then_some(ViolationKind::WantedOrdinalDeleted)
+            }
+        }?;
+        Some(Violation {
             kind,
-            revision,
+            revision: 0,
             namespace: set.namespace.clone(),
             replicaset: set.name.clone(),
-            live: pod_live,
+            live,
+            in_flight: 0,
             desired: set.desired,
-            pod: meta(obj, "name").to_string(),
-            user_agent: user_agent.map(str::to_string),
-        };
-        let live_count = self.live.keys().filter(|(u, _)| u == uid).count() as i64;
-        let found = if verb == Verb::Create && is && !set.parallel && ordinal > 0 {
-            let predecessor = self.live.get(&(uid.to_string(), ordinal - 1)).copied();
-            (predecessor != Some(true))
-                .then(|| violation(ViolationKind::OrdinalBeforePredecessorReady, live_count))
-        } else if was && !is && (ordinal as i64) < set.desired {
-            Some(violation(ViolationKind::WantedOrdinalDeleted, live_count))
-        } else {
-            None
+            pod: meta(pod, "name").to_string(),
+            user_agent: None,
+            at_arrival: false,
+        })
+    }
+
+    /// A Pod was written: the ordinal's slot follows.
+    pub fn record_pod(&mut self, prev: Option<&Value>, new: Option<&Value>) {
+        let Some(obj) = new.or(prev) else { return };
+        let Some((uid, _, ordinal)) = self.placed(obj) else {
+            return;
         };
         let slot = (uid.to_string(), ordinal);
-        match new.filter(|p| live(p)) {
+        match new.filter(|p| pod_is_live(p)) {
             Some(pod) => {
                 self.live.insert(slot, running_and_ready(pod));
             }
@@ -130,7 +131,6 @@ impl StatefulSetOracle {
                 self.live.remove(&slot);
             }
         }
-        found
     }
 }
 
@@ -155,48 +155,34 @@ mod tests {
             "status": status})
     }
 
+    fn kind_of(o: &StatefulSetOracle, d: Decision<'_>) -> Option<ViolationKind> {
+        o.judge(d, &InFlight::default()).map(|v| v.kind)
+    }
+
     #[test]
     fn an_ordinal_created_before_its_predecessor_is_ready_is_caught() {
         let mut o = StatefulSetOracle::default();
         o.record_set(None, Some(&set(3, false)));
-        assert!(
-            o.record_pod(1, Verb::Create, None, Some(&pod(0, false)), None)
-                .is_none()
-        );
-        let early = o.record_pod(2, Verb::Create, None, Some(&pod(1, false)), None);
+        assert_eq!(kind_of(&o, Decision::Create(&pod(0, false))), None);
+        o.record_pod(None, Some(&pod(0, false)));
         assert_eq!(
-            early.map(|v| v.kind),
+            kind_of(&o, Decision::Create(&pod(1, false))),
             Some(ViolationKind::OrdinalBeforePredecessorReady)
         );
-        o.record_pod(
-            3,
-            Verb::UpdateStatus,
-            Some(&pod(1, false)),
-            Some(&pod(1, true)),
-            None,
-        );
-        assert!(
-            o.record_pod(4, Verb::Create, None, Some(&pod(2, false)), None)
-                .is_none()
-        );
+        o.record_pod(Some(&pod(0, false)), Some(&pod(0, true)));
+        assert_eq!(kind_of(&o, Decision::Create(&pod(1, false))), None);
     }
 
     #[test]
     fn parallel_sets_may_create_out_of_order_but_never_delete_a_wanted_ordinal() {
         let mut o = StatefulSetOracle::default();
         o.record_set(None, Some(&set(2, true)));
-        assert!(
-            o.record_pod(1, Verb::Create, None, Some(&pod(1, false)), None)
-                .is_none()
-        );
-        o.record_pod(2, Verb::Create, None, Some(&pod(2, true)), None);
-        assert!(
-            o.record_pod(3, Verb::Delete, Some(&pod(2, true)), None, None)
-                .is_none()
-        );
-        let wanted = o.record_pod(4, Verb::Delete, Some(&pod(1, false)), None, None);
+        assert_eq!(kind_of(&o, Decision::Create(&pod(1, false))), None);
+        o.record_pod(None, Some(&pod(1, false)));
+        o.record_pod(None, Some(&pod(2, true)));
+        assert_eq!(kind_of(&o, Decision::Delete(&pod(2, true))), None);
         assert_eq!(
-            wanted.map(|v| v.kind),
+            kind_of(&o, Decision::Delete(&pod(1, false))),
             Some(ViolationKind::WantedOrdinalDeleted)
         );
     }

@@ -74,6 +74,17 @@ pub fn job_manifest(
 
 /// A DaemonSet `name` of the pause image, on every Node.
 pub fn daemonset_manifest(namespace: &str, name: &str) -> Value {
+    daemonset_manifest_on(namespace, name, None)
+}
+
+/// A DaemonSet `name` of the pause image, on the Nodes labelled `<node_label>=true` (every Node
+/// when `None`).
+pub fn daemonset_manifest_on(namespace: &str, name: &str, node_label: Option<&str>) -> Value {
+    let mut spec = json!({"containers": [{"name": "agent", "image": "registry.k8s.io/pause:3.10",
+        "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}}]});
+    if let Some(label) = node_label {
+        spec["nodeSelector"] = json!({label: "true"});
+    }
     json!({
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",
@@ -82,8 +93,7 @@ pub fn daemonset_manifest(namespace: &str, name: &str) -> Value {
             "selector": {"matchLabels": {"app": name}},
             "template": {
                 "metadata": {"labels": {"app": name}},
-                "spec": {"containers": [{"name": "agent", "image": "registry.k8s.io/pause:3.10",
-                    "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}}]}
+                "spec": spec
             }
         }
     })

@@ -11,7 +11,7 @@ fn stress(gate: bool) -> tidemark_loadgen::report::StressReport {
     let options = StressOptions {
         scenario: Scenario::load("replicaset-watch-restart").expect("shipped scenario"),
         seed: 3,
-        gate,
+        gate: tidemark_loadgen::mode::Mode::from_gate(gate),
         tidemark: PathBuf::from(env!("CARGO_BIN_EXE_tidemark")),
         work_dir: std::env::temp_dir().join(format!(
             "tidemark-stress-test-{}-{gate}",

@@ -61,7 +61,7 @@ enum Command {
         /// Seed of every random choice.
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// Stale-cache protection in the manager.
+        /// The managers' protection: on, off, a consistency mode, or all four modes side by side.
         #[arg(long, value_enum, default_value_t = Gate::On)]
         gate: Gate,
         /// Write the JSON report here; `-` writes it to stdout (and the summary to stderr).
@@ -117,11 +117,35 @@ enum Command {
     },
 }
 
-/// `--gate on|off`.
+/// `--gate`: `on`/`off` (the feature gate and the scenario's protections), a consistency mode of
+/// `tidemark run --consistency-mode`, or `all` (the four modes side by side).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum Gate {
     On,
     Off,
+    Naive,
+    #[value(name = "upstream-1.35")]
+    Upstream135,
+    #[value(name = "upstream-1.36")]
+    Upstream136,
+    Tidemark,
+    All,
+}
+
+impl Gate {
+    /// The one mode to run; `None` for `all`.
+    fn mode(self) -> Option<tidemark_loadgen::mode::Mode> {
+        use tidemark_loadgen::mode::Mode;
+        match self {
+            Gate::On => Some(Mode::On),
+            Gate::Off => Some(Mode::Off),
+            Gate::Naive => Some(Mode::Naive),
+            Gate::Upstream135 => Some(Mode::Upstream135),
+            Gate::Upstream136 => Some(Mode::Upstream136),
+            Gate::Tidemark => Some(Mode::Tidemark),
+            Gate::All => None,
+        }
+    }
 }
 
 fn main() -> std::process::ExitCode {
@@ -349,10 +373,15 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             let options = tidemark_loadgen::stress::StressOptions {
                 scenario,
                 seed,
-                gate: gate == Gate::On,
+                gate: gate
+                    .mode()
+                    .unwrap_or(tidemark_loadgen::mode::Mode::Tidemark),
                 tidemark: tidemark.unwrap_or_else(tidemark_loadgen::stress::default_tidemark),
                 work_dir,
             };
+            if gate.mode().is_none() {
+                return compare_modes(options, json.as_deref()).await;
+            }
             let run = tidemark_loadgen::progress::stress_run(&options);
             let report = match tidemark_loadgen::stress::run(options).await {
                 Ok(report) => report,
@@ -381,4 +410,22 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
     }
+}
+
+/// `loadgen stress --gate all`: prints the table (and writes every report with `--json`); exits 1
+/// when the `tidemark` mode did not pass.
+async fn compare_modes(
+    options: tidemark_loadgen::stress::StressOptions,
+    json: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
+    let comparison = tidemark_loadgen::compare::run_all(options).await;
+    if let Some(path) = json {
+        std::fs::write(path, serde_json::to_string_pretty(&comparison)?)
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    println!("{}", comparison.markdown());
+    if !comparison.tidemark_passed() {
+        std::process::exit(1);
+    }
+    Ok(())
 }

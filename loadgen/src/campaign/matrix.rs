@@ -254,7 +254,9 @@ fn base_text(name: &str) -> Result<String, ScenarioError> {
         .map(str::to_string)
         .ok_or_else(|| ScenarioError::NotFound {
             name: name.to_string(),
-            known: crate::scenario_catalog::names().map(str::to_string).collect(),
+            known: crate::scenario_catalog::names()
+                .map(str::to_string)
+                .collect(),
         })
 }
 

@@ -2,6 +2,7 @@
 //! list and watch, patches, validation, deletion, faults, the kubelet, OpenAPI and replay.
 
 mod admin_faults;
+mod arrival;
 mod behaviour;
 mod common;
 mod crud;

@@ -68,6 +68,49 @@ async fn latency_delays_matching_requests() {
 }
 
 #[tokio::test]
+async fn a_write_whose_timeout_passes_while_it_waits_is_a_504_and_not_applied() {
+    let server = tidemark_loadgen::start(quiet_config())
+        .await
+        .expect("server");
+    let client = client_without_retries(&server).await.expect("client");
+    server.faults().requests().add_latency(LatencyRule {
+        matching: Match {
+            verb: Some("create".into()),
+            resource: Some("pods".into()),
+        },
+        millis: 400,
+    });
+    let body = serde_json::to_vec(&pod("late")).expect("json");
+    let post = |query: &str| {
+        http::Request::post(format!("/api/v1/namespaces/ns/pods{query}"))
+            .header("content-type", "application/json")
+            .body(body.clone())
+            .expect("request")
+    };
+    let started = Instant::now();
+    let err = client
+        .request::<serde_json::Value>(post("?timeout=100ms"))
+        .await
+        .expect_err("504");
+    assert_eq!(api_code(err).0, 504);
+    assert!(
+        started.elapsed() < Duration::from_millis(400),
+        "answered at the deadline"
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        server.get(Resource::Pods, "ns", "late").is_none(),
+        "never applied"
+    );
+    client
+        .request::<serde_json::Value>(post("?timeout=2s"))
+        .await
+        .expect("a deadline longer than the wait changes nothing");
+    assert!(server.get(Resource::Pods, "ns", "late").is_some());
+    server.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_lost_write_response_is_a_504_though_the_write_was_applied() {
     let server = tidemark_loadgen::start(quiet_config())
         .await

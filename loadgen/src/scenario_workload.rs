@@ -1,0 +1,169 @@
+//! The workload part of a stress scenario: which sets are scaled through which steps (exact
+//! counts or bounds the seed draws from), and what the user does to them besides scaling.
+
+use serde::Deserialize;
+
+use crate::resource::Resource;
+
+/// A count a scenario gives exactly or as bounds the seed draws from: `5` or
+/// `{ from = 2, to = 6 }` (both inclusive).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(untagged, deny_unknown_fields)]
+pub enum Amount {
+    /// Always this.
+    Exactly(i32),
+    /// Drawn from `from..=to`.
+    Between {
+        /// The lowest.
+        from: i32,
+        /// The highest.
+        to: i32,
+    },
+}
+
+impl Default for Amount {
+    fn default() -> Self {
+        Amount::Exactly(0)
+    }
+}
+
+impl Amount {
+    /// One draw.
+    pub fn draw(self, rng: &mut fastrand::Rng) -> i32 {
+        match self {
+            Amount::Exactly(n) => n,
+            Amount::Between { from, to } => rng.i32(from..=to.max(from)),
+        }
+    }
+
+    /// Whether the bounds are in order.
+    pub fn valid(self) -> bool {
+        match self {
+            Amount::Exactly(_) => true,
+            Amount::Between { from, to } => from <= to,
+        }
+    }
+}
+
+/// Sets scaled through steps; the seed draws each step's target from its bounds, its time
+/// within `step_jitter_seconds`, and each set's order and offset.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Workload {
+    /// What is scaled: ReplicaSets (`rs-N`) or StatefulSets (`sts-N`).
+    #[serde(default)]
+    pub kind: WorkloadKind,
+    /// StatefulSets only: `podManagementPolicy: Parallel` (else OrderedReady).
+    #[serde(default)]
+    pub parallel: bool,
+    /// Jobs only: `completions` (each Job's target, drawn per Job).
+    #[serde(default)]
+    pub completions: Amount,
+    /// Jobs only: `completionMode: Indexed` for every other Job.
+    #[serde(default)]
+    pub indexed: bool,
+    /// Namespace of the workload.
+    #[serde(default = "default_namespace")]
+    pub namespace: String,
+    /// How many ReplicaSets.
+    pub replicasets: usize,
+    /// Their replicas at the start (drawn per set).
+    #[serde(default)]
+    pub initial_replicas: Amount,
+    /// The replicas every set is scaled to, step by step (drawn once per step).
+    pub steps: Vec<Amount>,
+    /// Time between steps.
+    pub step_every_seconds: f64,
+    /// Each step after the first comes up to this much later than `k * step_every_seconds`
+    /// (drawn per step; less than `step_every_seconds`, so steps keep their order).
+    #[serde(default)]
+    pub step_jitter_seconds: f64,
+    /// DaemonSets only: they run on Nodes labelled `<node_label>=true`, and steps set how many
+    /// of the server's Nodes carry the label (the seed picks which) instead of adding Nodes.
+    #[serde(default)]
+    pub node_label: Option<String>,
+    /// Each ReplicaSet's target is the step's plus a seeded offset in `-jitter..=jitter` (never
+    /// below 0).
+    #[serde(default)]
+    pub jitter: i32,
+}
+
+/// The kind of set a workload scales.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorkloadKind {
+    /// apps/v1 ReplicaSets.
+    #[default]
+    Replicaset,
+    /// apps/v1 StatefulSets.
+    Statefulset,
+    /// batch/v1 Jobs (steps set `parallelism`).
+    Job,
+    /// apps/v1 DaemonSets (steps set how many extra Nodes `extra-N` exist).
+    Daemonset,
+}
+
+impl WorkloadKind {
+    /// The resource.
+    pub fn resource(self) -> Resource {
+        match self {
+            WorkloadKind::Replicaset => Resource::ReplicaSets,
+            WorkloadKind::Statefulset => Resource::StatefulSets,
+            WorkloadKind::Job => Resource::Jobs,
+            WorkloadKind::Daemonset => Resource::DaemonSets,
+        }
+    }
+
+    /// The name of set `i`.
+    pub fn name(self, i: usize) -> String {
+        match self {
+            WorkloadKind::Replicaset => format!("rs-{i}"),
+            WorkloadKind::Statefulset => format!("sts-{i}"),
+            WorkloadKind::Job => format!("job-{i}"),
+            WorkloadKind::Daemonset => format!("ds-{i}"),
+        }
+    }
+}
+
+fn default_namespace() -> String {
+    "stress".into()
+}
+
+/// What a user does to the workload besides scaling it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EventVerb {
+    /// `count` live Pods of `from` are adopted by `to` by hand: one patch sets their labels to
+    /// `to`'s selector and `to` as their controller.
+    Adopt,
+    /// `count` live Pods of `from` lose their ownerReferences and their selector label (a
+    /// patch): orphans no set selects.
+    Orphan,
+    /// `from` is deleted with `propagationPolicy: Orphan`: its Pods stay, without owner.
+    DeleteOrphaning,
+}
+
+/// One user action at a time in the run.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadEvent {
+    /// What is done.
+    pub verb: EventVerb,
+    /// When, seconds after the workload starts.
+    pub at_seconds: f64,
+    /// Up to this much later (drawn per seed).
+    #[serde(default)]
+    pub jitter_seconds: f64,
+    /// The set whose Pods (or which) it is about, by name (`rs-0`).
+    pub from: String,
+    /// For `adopt`: the set that takes the Pods over.
+    #[serde(default)]
+    pub to: Option<String>,
+    /// How many Pods (the seed picks which).
+    #[serde(default = "one")]
+    pub count: usize,
+}
+
+fn one() -> usize {
+    1
+}
