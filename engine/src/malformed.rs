@@ -149,7 +149,8 @@ pub fn settle(
             uid: Some(uid.clone()),
             reason: MALFORMED_REASON,
             message: format!(
-                "{} is malformed, so {controller} takes no action on it until it changes: {malformed}",
+                "{} is malformed ({malformed}): the {controller} controller takes no action for \
+                 the objects that read it until it changes",
                 resource.kind()
             ),
         });

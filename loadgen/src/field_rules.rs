@@ -283,6 +283,21 @@ pub fn status_rules(r: Resource, obj: &Value) -> Vec<StatusCause> {
     out
 }
 
+/// A status write must carry a status an upstream status strategy would accept: `422` with
+/// one cause per broken rule.
+pub fn check_status(r: Resource, name: &str, obj: &Value) -> Result<(), crate::status::ApiError> {
+    let causes = status_rules(r, obj);
+    if causes.is_empty() {
+        Ok(())
+    } else {
+        Err(crate::status::ApiError::invalid_causes(
+            r.kind(),
+            name,
+            causes,
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -237,7 +237,7 @@ async fn dispatch(app: &App, req: Request) -> Result<Response, ApiError> {
                     let (body, warning) = field_validation(resource, body, &query)?;
                     typecheck::check_body(resource, &body)?;
                     if sub == Subresource::Status {
-                        check_status(resource, &name, &body)?;
+                        crate::field_rules::check_status(resource, &name, &body)?;
                     }
                     let opts = WriteOptions::request(dry_run(&query)?);
                     let stored = app
@@ -358,17 +358,6 @@ async fn dispatch(app: &App, req: Request) -> Result<Response, ApiError> {
             Ok(value_response(StatusCode::OK, &scale_of(&stored.value)))
         }
         _ => Err(method_not_allowed(&method)),
-    }
-}
-
-/// A status write must carry a status an upstream status strategy would accept (`422` with
-/// one cause per broken rule).
-fn check_status(r: Resource, name: &str, obj: &Value) -> Result<(), ApiError> {
-    let causes = crate::field_rules::status_rules(r, obj);
-    if causes.is_empty() {
-        Ok(())
-    } else {
-        Err(ApiError::invalid_causes(r.kind(), name, causes))
     }
 }
 
@@ -511,7 +500,7 @@ fn patch_object(
         patch.apply_to(&mut obj)?;
         typecheck::check_patched(r, &obj)?;
         if t.sub == Subresource::Status {
-            check_status(r, name, &obj)?;
+            crate::field_rules::check_status(r, name, &obj)?;
         }
         match t.store.update_opts(r, ns, name, obj, t.sub, ua, opts) {
             Err(ApiError::Conflict { .. }) if !pinned => continue,

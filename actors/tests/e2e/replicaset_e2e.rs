@@ -192,7 +192,7 @@ fn one_parked_replicaset_does_not_slow_the_others() {
 }
 
 #[test]
-fn a_pod_with_a_malformed_field_still_counts_and_is_not_replaced() {
+fn a_pod_with_a_malformed_field_is_kept_and_its_replicaset_takes_no_action() {
     with_runtime(|io| async move {
         // rs-0 wants one Pod and has one, whose status has a field of the wrong type. The
         // manager starts after, so its first list meets the odd Pod.
@@ -215,8 +215,25 @@ fn a_pod_with_a_malformed_field_still_counts_and_is_not_replaced() {
                 .expect("odd status");
         })
         .await;
-        let settled = wait_converged(&server, Duration::from_secs(20)).await;
-        let lenient = manager
+        // Every other ReplicaSet converges; rs-0 is left exactly as it is.
+        let others = until(Duration::from_secs(20), || {
+            let truth = server.replicaset_truth();
+            converged(
+                &truth
+                    .into_iter()
+                    .filter(|t| t.name != "rs-0")
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .await;
+        let warned = until(Duration::from_secs(10), || {
+            server.list(Resource::Events).iter().any(|e| {
+                e["reason"] == tidemark_engine::MALFORMED_REASON
+                    && e["involvedObject"]["name"] == "rs-0-odd"
+            })
+        })
+        .await;
+        let malformed = manager
             .informers()
             .iter()
             .map(|(_, s)| s.lenient.load(std::sync::atomic::Ordering::Relaxed))
@@ -224,6 +241,11 @@ fn a_pod_with_a_malformed_field_still_counts_and_is_not_replaced() {
         let odd_still_there = server
             .get(Resource::Pods, DEMO_NAMESPACE, "rs-0-odd")
             .is_some();
+        let rs0_pods = server
+            .list(Resource::Pods)
+            .iter()
+            .filter(|p| p["metadata"]["labels"]["app"] == "rs-0")
+            .count();
         // The test itself creates the odd pod while rs-0 wants none; only the manager's writes count.
         let violations: Vec<_> = server
             .violations()
@@ -232,9 +254,14 @@ fn a_pod_with_a_malformed_field_still_counts_and_is_not_replaced() {
             .collect();
         manager.stop();
         server.shutdown().await;
-        assert!(settled, "converges with the odd pod counted");
-        assert!(lenient > 0, "the odd pod was read leniently, not dropped");
-        assert!(odd_still_there, "the odd pod is the one replica, kept");
+        assert!(others, "the other ReplicaSets converge");
+        assert!(
+            malformed > 0,
+            "the odd pod was counted as malformed, not dropped"
+        );
+        assert!(odd_still_there, "the odd pod is kept");
+        assert_eq!(rs0_pods, 1, "and not replaced");
+        assert!(warned, "a Warning Event names the malformed Pod");
         assert!(violations.is_empty(), "{violations:?}");
     });
 }
