@@ -13,13 +13,14 @@ pub enum LogFormat {
     Json,
 }
 
-/// The filter for klog verbosity `v`:
-/// 0-1 info from tidemark_actors and the binary, warn from the rest; 2-3 debug from the tidemark crates;
-/// 4-5 trace from the tidemark crates and info from kube; 6 and up trace from everything,
-/// kube's and hyper's requests included.
+/// The filter for klog verbosity `v` (a target matches a directive by prefix: `tidemark` covers
+/// the binary and every `tidemark_*` crate): 0-1 info from the tidemark crates (the addresses
+/// the binary and the embedded server bound among it), warn from the rest; 2-3 debug from the
+/// tidemark crates; 4-5 trace from the tidemark crates and info from kube; 6 and up trace from
+/// everything, kube's and hyper's requests included.
 pub fn filter_for_verbosity(v: u8) -> &'static str {
     match v {
-        0..=1 => "warn,tidemark=info,tidemark_actors=info",
+        0..=1 => "warn,tidemark=info",
         2..=3 => "warn,tidemark=debug,tidemark_actors=debug,tidemark_engine=debug",
         4..=5 => {
             "warn,tidemark=trace,tidemark_actors=trace,tidemark_engine=trace,kube=info,kube_client=info,kube_runtime=info"
