@@ -6,7 +6,9 @@
 //! each write takes the next global revision and appends an event (with the previous object)
 //! to a log that watches walk from their position ([`watch`]) and that lists undo to rebuild
 //! the snapshot a `continue` token pins ([`list`]). [`handlers`] maps HTTP onto it, [`oracle`]
-//! checks invariants inside the same lock, so the state at each revision is exact.
+//! checks invariants inside the same lock, so the state at each revision is exact; it sees each
+//! Pod create and delete arrive ([`arrival`], before any injected latency) and judges it against
+//! the state at its arrival.
 //!
 //! Deliberate choices, as the real kube-apiserver does unless noted:
 //! - An update that changes nothing takes no revision and emits no event (upstream skips
@@ -50,6 +52,9 @@
 //!   terminationGracePeriodSeconds).
 //! - A watch's `timeoutSeconds` is an int64 (beyond it `400`, as upstream's parameter
 //!   decoding), capped at a year (upstream's Duration arithmetic would wrap).
+//! - Injected request latency ([`request_faults`]) stands for the time before a request reaches
+//!   storage: a request whose `timeout` query parameter passes first is answered `504 Timeout`
+//!   and never applied, as kube-apiserver does.
 //! - Request bodies are JSON only: protobuf (`kubectl create job|deployment ...`) is 415,
 //!   and lists are never served as `Table`, so `kubectl get` prints NAME and AGE only.
 //! - The OpenAPI documents ([`openapi`]) list every served path and kind with loose schemas

@@ -47,7 +47,8 @@ pub struct StressReport {
     pub scenario: String,
     /// The seed.
     pub seed: u64,
-    /// `on` or `off`.
+    /// The managers' protection: `on`, `off`, or a consistency mode (`naive`, `upstream-1.35`,
+    /// `upstream-1.36`, `tidemark`).
     pub gate: String,
     /// Broken invariants.
     pub violations: Vec<ReportedViolation>,
