@@ -109,6 +109,8 @@ pub struct ManagerConfig {
     pub api_server: String,
     /// The informers' watch bounds.
     pub informer_limits: InformerLimits,
+    /// The informers' relist backoff (default client-go's reflector's).
+    pub relist_backoff: ReflectorBackoff,
     /// The backoff between restarts of a shard that panics (default 1 s doubling to 60 s).
     pub shard_restart_backoff: ReflectorBackoff,
     /// Controllers besides the onboarded ones, by name.
@@ -131,6 +133,7 @@ impl Default for ManagerConfig {
                 tidemark_engine::controllers::nodelifecycle::DEFAULT_GRACE_PERIOD,
             api_server: String::from("the API server"),
             informer_limits: InformerLimits::default(),
+            relist_backoff: ReflectorBackoff::client_go(),
             shard_restart_backoff: ReflectorBackoff::new(
                 std::time::Duration::from_secs(1),
                 std::time::Duration::from_secs(60),
@@ -456,6 +459,7 @@ impl Manager {
             .with_server(&config.api_server)
             .with_rate_limit(informer_limiter.clone())
             .with_limits(config.informer_limits)
+            .with_backoff(config.relist_backoff.clone())
             .with_resync(resync_rx.clone());
             informers.push((resource, informer.state()));
             io.spawn(informer.run(shutdown_rx.clone()));

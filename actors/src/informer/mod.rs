@@ -14,27 +14,27 @@ pub mod backoff;
 mod decode;
 pub mod lines;
 pub mod page;
+mod probe;
+mod stream;
 
 pub use decode::{decode, describe};
 
-use crate::client::response::{ResponseError, fetch, json_error_site, read_at_most, status_error};
+use crate::client::response::{ResponseError, fetch};
 use crate::paths::collection;
 use crate::rate_limit::TokenBucket;
-use crate::shard_actor::{Batch, ProbeRequest, Replace, ShardActor};
+use crate::shard_actor::{ProbeRequest, Replace, ShardActor};
 use actix::Addr;
 use backoff::ReflectorBackoff;
 use futures::future::join_all;
 use kube::Client;
-use kube::api::{ListParams, VersionMatch, WatchEvent, WatchParams};
+use kube::api::{ListParams, VersionMatch};
 use kube::core::Request;
-use lines::{LineError, LineReader};
 use serde_json::value::RawValue;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
-use tidemark_engine::{Change, Object, Placements, Resource, ResourceVersion, ShardRouter};
+use tidemark_engine::{Object, Placements, Resource, ResourceVersion, ShardRouter};
 use tokio::sync::{mpsc, watch};
-use tokio::time::Instant;
 
 /// List page size, as kube-rs' watcher defaults it.
 pub const PAGE_SIZE: u32 = 500;
@@ -214,6 +214,12 @@ impl Informer {
     /// Takes a token of `limiter` before every list page, watch and probe (default: none).
     pub fn with_rate_limit(mut self, limiter: Arc<TokenBucket>) -> Self {
         self.limiter = limiter;
+        self
+    }
+
+    /// Waits `backoff` before relists and retried watches (default client-go's reflector's).
+    pub fn with_backoff(mut self, backoff: ReflectorBackoff) -> Self {
+        self.backoff = backoff;
         self
     }
 
@@ -405,247 +411,6 @@ impl Informer {
                 None
             }
         }
-    }
-
-    /// Opens a watch from `from`: its lines, or how it ended before it began.
-    async fn open_watch(&self, from: &str) -> Result<LineReader<kube::client::Body>, WatchEnd> {
-        let params = WatchParams {
-            bookmarks: true,
-            timeout: Some(WATCH_TIMEOUT_SECS),
-            ..WatchParams::default()
-        };
-        let request = Request::new(collection(self.resource, None))
-            .watch(&params, from)
-            .map_err(|e| WatchEnd::Failed(format!("building the watch request: {e}")))?;
-        self.limiter.acquire().await;
-        let response = self
-            .client
-            .send(request.map(kube::client::Body::from))
-            .await
-            .map_err(|e| WatchEnd::Failed(crate::errors::describe(&e)))?;
-        let status = response.status();
-        if status.is_success() {
-            return Ok(LineReader::new(
-                response.into_body(),
-                self.limits.watch_line,
-            ));
-        }
-        if status.as_u16() == 410 {
-            return Err(WatchEnd::relist("410 Gone"));
-        }
-        let body = tokio::time::timeout(
-            ERROR_BODY_TIMEOUT,
-            read_at_most(response.into_body(), ERROR_BODY_LIMIT),
-        )
-        .await
-        .ok()
-        .and_then(Result::ok)
-        .unwrap_or_default();
-        Err(WatchEnd::Failed(
-            status_error(status.as_u16(), &body).to_string(),
-        ))
-    }
-
-    async fn watch(&mut self, from: &mut String, shutdown: &mut watch::Receiver<bool>) -> WatchEnd {
-        let idle = self.limits.watch_idle;
-        let mut lines = match tokio::time::timeout(idle, self.open_watch(from)).await {
-            Ok(Ok(lines)) => lines,
-            Ok(Err(end)) => return end,
-            Err(_) => {
-                return WatchEnd::Failed(format!("the watch was not answered within {idle:?}"));
-            }
-        };
-        let opened = Instant::now();
-        let mut lines_seen = false;
-        let mut last_progress = Instant::now();
-        let mut per_shard: Vec<Vec<Change>> = vec![Vec::new(); self.shards.len()];
-        loop {
-            let resync_rx = self.resync.as_mut();
-            let resync = async move {
-                match resync_rx {
-                    Some(r) => r.changed().await.is_ok(),
-                    None => std::future::pending().await,
-                }
-            };
-            let batch = tokio::select! {
-                batch = tokio::time::timeout(idle, lines.next_batch(MAX_BATCH)) => batch,
-                probe = self.probes.recv() => {
-                    if let Some(probe) = probe
-                        && self.answer_probe(probe, last_progress).await
-                    {
-                        return WatchEnd::relist("watch stalled behind the server");
-                    }
-                    continue;
-                }
-                true = resync => return WatchEnd::Relist { why: "a restarted shard needs its slice", backoff: false },
-                _ = shutdown.changed() => return WatchEnd::Shutdown,
-            };
-            let batch = match batch {
-                Err(_) => {
-                    tracing::warn!(resource = %self.resource, server = %self.server, idle_ms = idle.as_millis() as u64,
-                        "watch sent nothing, not even a bookmark; renewing it");
-                    return WatchEnd::Renew;
-                }
-                Ok(Err(LineError::TooLong { limit })) => {
-                    self.state.malformed.fetch_add(1, Ordering::Relaxed);
-                    tracing::error!(resource = %self.resource, server = %self.server, limit,
-                        "watch line longer than the limit: malformed event, dropping the stream");
-                    return WatchEnd::relist("watch line over the limit");
-                }
-                Ok(Err(LineError::Body(e))) => return WatchEnd::Failed(e.to_string()),
-                Ok(Ok(batch)) if batch.is_empty() => {
-                    if !lines_seen && opened.elapsed() < VERY_SHORT_WATCH {
-                        return WatchEnd::relist(
-                            "very short watch: closed within a second with no event",
-                        );
-                    }
-                    return WatchEnd::Renew;
-                }
-                Ok(Ok(batch)) => batch,
-            };
-            lines_seen = true;
-            let mut progress: Option<ResourceVersion> = None;
-            let mut end = None;
-            for line in batch {
-                let (change, version) =
-                    match serde_json::from_slice::<WatchEvent<Box<RawValue>>>(&line) {
-                        Ok(WatchEvent::Added(raw) | WatchEvent::Modified(raw)) => {
-                            match self.decode_or_report(&raw) {
-                                Some(object) => {
-                                    let v = object.resource_version();
-                                    (Some(Change::Applied(object)), v)
-                                }
-                                None => {
-                                    end = Some(WatchEnd::relist("undecodable watch event"));
-                                    break;
-                                }
-                            }
-                        }
-                        Ok(WatchEvent::Deleted(raw)) => match self.decode_or_report(&raw) {
-                            Some(object) => {
-                                let v = object.resource_version();
-                                (Some(Change::Deleted(object)), v)
-                            }
-                            None => {
-                                end = Some(WatchEnd::relist("undecodable watch event"));
-                                break;
-                            }
-                        },
-                        Ok(WatchEvent::Bookmark(b)) => {
-                            (None, version_of(Some(&b.metadata.resource_version)))
-                        }
-                        Ok(WatchEvent::Error(status)) if status.code == 410 => {
-                            end = Some(WatchEnd::relist("410 Gone"));
-                            break;
-                        }
-                        Ok(WatchEvent::Error(status)) => {
-                            end = Some(WatchEnd::Failed(format!(
-                                "{} ({} {})",
-                                status.message, status.code, status.reason
-                            )));
-                            break;
-                        }
-                        Err(e) => {
-                            self.state.malformed.fetch_add(1, Ordering::Relaxed);
-                            tracing::error!(resource = %self.resource, error = %json_error_site(&e),
-                            bytes = line.len(), "malformed watch event");
-                            end = Some(WatchEnd::relist("malformed watch event"));
-                            break;
-                        }
-                    };
-                if let Some(v) = version {
-                    progress = Some(progress.map_or(v, |p| p.max(v)));
-                    *from = v.to_string();
-                }
-                if let Some(change) = change {
-                    if self.resource.broadcast() {
-                        for slot in per_shard.iter_mut() {
-                            slot.push(change.clone());
-                        }
-                    } else {
-                        let placement = self.placements.place(&self.router, &change);
-                        if let (Some(left), Change::Applied(object)) = (placement.left, &change) {
-                            per_shard[left.0].push(Change::Departed(object.clone()));
-                        }
-                        per_shard[placement.shard.0].push(change);
-                    }
-                    self.state.events.fetch_add(1, Ordering::Relaxed);
-                }
-            }
-            self.deliver(&mut per_shard, progress).await;
-            if progress.is_some() {
-                last_progress = Instant::now();
-            }
-            if let Some(end) = end {
-                return end;
-            }
-        }
-    }
-
-    /// Sends each shard its events and the batch's progress marker, and waits until every shard
-    /// has taken them: at most one batch per shard is in flight (backpressure).
-    async fn deliver(&self, per_shard: &mut [Vec<Change>], progress: Option<ResourceVersion>) {
-        if progress.is_none() && per_shard.iter().all(Vec::is_empty) {
-            return;
-        }
-        let sends = self
-            .shards
-            .iter()
-            .zip(per_shard.iter_mut())
-            .map(|(shard, changes)| {
-                shard.send(Batch {
-                    resource: self.resource,
-                    changes: std::mem::take(changes),
-                    progress,
-                })
-            });
-        join_all(sends).await;
-        if let Some(v) = progress {
-            self.state.watermark.fetch_max(v.get(), Ordering::Relaxed);
-        }
-    }
-
-    /// A cheap consistent read (`limit=1`) of the current revision. Returns true when the watch
-    /// looks stalled: the server is past the probe's target and no progress came for a while.
-    async fn answer_probe(&self, probe: ProbeRequest, last_progress: Instant) -> bool {
-        #[derive(serde::Deserialize)]
-        struct ListMeta {
-            #[serde(default)]
-            metadata: Version,
-        }
-        #[derive(serde::Deserialize, Default)]
-        #[serde(rename_all = "camelCase")]
-        struct Version {
-            #[serde(default)]
-            resource_version: Option<String>,
-        }
-        self.state.probes.fetch_add(1, Ordering::Relaxed);
-        let params = ListParams {
-            limit: Some(1),
-            ..ListParams::default()
-        };
-        let Ok(request) = Request::new(collection(self.resource, None)).list(&params) else {
-            return false;
-        };
-        self.limiter.acquire().await;
-        let current = match fetch(&self.client, request, PROBE_BODY_LIMIT).await {
-            Ok(body) => match serde_json::from_slice::<ListMeta>(&body) {
-                Ok(list) => version_of(list.metadata.resource_version.as_deref()),
-                Err(e) => {
-                    tracing::warn!(resource = %self.resource, error = %json_error_site(&e), "probe answer does not decode");
-                    return false;
-                }
-            },
-            Err(e) => {
-                tracing::warn!(resource = %self.resource, error = %e, "probe read failed");
-                return false;
-            }
-        };
-        let stalled =
-            current.is_some_and(|c| c >= probe.target) && last_progress.elapsed() >= STALLED_AFTER;
-        tracing::warn!(resource = %self.resource, target = %probe.target, watermark = ?probe.watermark.map(|w| w.get()),
-            current = ?current.map(|c| c.get()), stalled, "probe");
-        stalled
     }
 }
 

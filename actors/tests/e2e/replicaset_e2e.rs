@@ -6,6 +6,7 @@ use std::time::Duration;
 use tidemark_actors::embedded::{
     DEMO_NAMESPACE, client_for, converged, replicaset_manifest, start_server,
 };
+use tidemark_actors::informer::backoff::ReflectorBackoff;
 use tidemark_actors::manager::{Manager, ManagerConfig};
 use tidemark_engine::FeatureGates;
 use tidemark_loadgen::{ApiServer, Resource, ServerConfig};
@@ -385,7 +386,10 @@ fn metrics_show_the_workqueue_and_the_stale_skips_operators_watch() {
 }
 
 /// The time-travel fault: mid-run the Pod watch breaks, comes back to a 410 and lands on a
-/// replica whose Pod cache lags 4 s. Returns the violations the manager's writes caused.
+/// replica whose Pod cache lags 4 s. Returns the violations the manager's writes caused. The
+/// relist backoff is zero: the scenario needs the lagging list in the cache before the
+/// scale-down is reconciled (with any backoff the scale-down comes first, asks a barrier and
+/// parks its key until the cache reaches it, which hides the time travel).
 async fn time_travel(
     io: &tokio::runtime::Handle,
     consistent_relists: bool,
@@ -414,6 +418,7 @@ async fn time_travel(
         qps: 500.0,
         burst: 500,
         consistent_relists,
+        relist_backoff: ReflectorBackoff::new(Duration::ZERO, Duration::ZERO, Duration::ZERO),
         ..ManagerConfig::default()
     };
     let manager = Manager::start(&config, client_for(&server, io).await.expect("client"), io)

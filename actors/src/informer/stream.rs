@@ -1,0 +1,230 @@
+//! The watch of an informer: opened from the last version, read line by line under the line
+//! cap and the idle timeout, each batch routed to the shards with its progress marker.
+
+use super::lines::{LineError, LineReader};
+use super::{
+    ERROR_BODY_LIMIT, ERROR_BODY_TIMEOUT, Informer, MAX_BATCH, VERY_SHORT_WATCH,
+    WATCH_TIMEOUT_SECS, WatchEnd, version_of,
+};
+use crate::client::response::{json_error_site, read_at_most, status_error};
+use crate::paths::collection;
+use crate::shard_actor::Batch;
+use futures::future::join_all;
+use kube::api::{WatchEvent, WatchParams};
+use kube::core::Request;
+use serde_json::value::RawValue;
+use std::sync::atomic::Ordering;
+use tidemark_engine::{Change, ResourceVersion};
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+impl Informer {
+    /// Opens a watch from `from`: its lines, or how it ended before it began.
+    pub(super) async fn open_watch(
+        &self,
+        from: &str,
+    ) -> Result<LineReader<kube::client::Body>, WatchEnd> {
+        let params = WatchParams {
+            bookmarks: true,
+            timeout: Some(WATCH_TIMEOUT_SECS),
+            ..WatchParams::default()
+        };
+        let request = Request::new(collection(self.resource, None))
+            .watch(&params, from)
+            .map_err(|e| WatchEnd::Failed(format!("building the watch request: {e}")))?;
+        self.limiter.acquire().await;
+        let response = self
+            .client
+            .send(request.map(kube::client::Body::from))
+            .await
+            .map_err(|e| WatchEnd::Failed(crate::errors::describe(&e)))?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(LineReader::new(
+                response.into_body(),
+                self.limits.watch_line,
+            ));
+        }
+        if status.as_u16() == 410 {
+            return Err(WatchEnd::relist("410 Gone"));
+        }
+        let body = tokio::time::timeout(
+            ERROR_BODY_TIMEOUT,
+            read_at_most(response.into_body(), ERROR_BODY_LIMIT),
+        )
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or_default();
+        Err(WatchEnd::Failed(
+            status_error(status.as_u16(), &body).to_string(),
+        ))
+    }
+
+    pub(super) async fn watch(
+        &mut self,
+        from: &mut String,
+        shutdown: &mut watch::Receiver<bool>,
+    ) -> WatchEnd {
+        let idle = self.limits.watch_idle;
+        let mut lines = match tokio::time::timeout(idle, self.open_watch(from)).await {
+            Ok(Ok(lines)) => lines,
+            Ok(Err(end)) => return end,
+            Err(_) => {
+                return WatchEnd::Failed(format!("the watch was not answered within {idle:?}"));
+            }
+        };
+        let opened = Instant::now();
+        let mut lines_seen = false;
+        let mut last_progress = Instant::now();
+        let mut per_shard: Vec<Vec<Change>> = vec![Vec::new(); self.shards.len()];
+        loop {
+            let resync_rx = self.resync.as_mut();
+            let resync = async move {
+                match resync_rx {
+                    Some(r) => r.changed().await.is_ok(),
+                    None => std::future::pending().await,
+                }
+            };
+            let batch = tokio::select! {
+                batch = tokio::time::timeout(idle, lines.next_batch(MAX_BATCH)) => batch,
+                probe = self.probes.recv() => {
+                    if let Some(probe) = probe
+                        && self.answer_probe(probe, last_progress).await
+                    {
+                        return WatchEnd::relist("watch stalled behind the server");
+                    }
+                    continue;
+                }
+                true = resync => return WatchEnd::Relist { why: "a restarted shard needs its slice", backoff: false },
+                _ = shutdown.changed() => return WatchEnd::Shutdown,
+            };
+            let batch = match batch {
+                Err(_) => {
+                    tracing::warn!(resource = %self.resource, server = %self.server, idle_ms = idle.as_millis() as u64,
+                        "watch sent nothing, not even a bookmark; renewing it");
+                    return WatchEnd::Renew;
+                }
+                Ok(Err(LineError::TooLong { limit })) => {
+                    self.state.malformed.fetch_add(1, Ordering::Relaxed);
+                    tracing::error!(resource = %self.resource, server = %self.server, limit,
+                        "watch line longer than the limit: malformed event, dropping the stream");
+                    return WatchEnd::relist("watch line over the limit");
+                }
+                Ok(Err(LineError::Body(e))) => return WatchEnd::Failed(e.to_string()),
+                Ok(Ok(batch)) if batch.is_empty() => {
+                    if !lines_seen && opened.elapsed() < VERY_SHORT_WATCH {
+                        return WatchEnd::relist(
+                            "very short watch: closed within a second with no event",
+                        );
+                    }
+                    return WatchEnd::Renew;
+                }
+                Ok(Ok(batch)) => batch,
+            };
+            lines_seen = true;
+            let mut progress: Option<ResourceVersion> = None;
+            let mut end = None;
+            for line in batch {
+                let (change, version) =
+                    match serde_json::from_slice::<WatchEvent<Box<RawValue>>>(&line) {
+                        Ok(WatchEvent::Added(raw) | WatchEvent::Modified(raw)) => {
+                            match self.decode_or_report(&raw) {
+                                Some(object) => {
+                                    let v = object.resource_version();
+                                    (Some(Change::Applied(object)), v)
+                                }
+                                None => {
+                                    end = Some(WatchEnd::relist("undecodable watch event"));
+                                    break;
+                                }
+                            }
+                        }
+                        Ok(WatchEvent::Deleted(raw)) => match self.decode_or_report(&raw) {
+                            Some(object) => {
+                                let v = object.resource_version();
+                                (Some(Change::Deleted(object)), v)
+                            }
+                            None => {
+                                end = Some(WatchEnd::relist("undecodable watch event"));
+                                break;
+                            }
+                        },
+                        Ok(WatchEvent::Bookmark(b)) => {
+                            (None, version_of(Some(&b.metadata.resource_version)))
+                        }
+                        Ok(WatchEvent::Error(status)) if status.code == 410 => {
+                            end = Some(WatchEnd::relist("410 Gone"));
+                            break;
+                        }
+                        Ok(WatchEvent::Error(status)) => {
+                            end = Some(WatchEnd::Failed(format!(
+                                "{} ({} {})",
+                                status.message, status.code, status.reason
+                            )));
+                            break;
+                        }
+                        Err(e) => {
+                            self.state.malformed.fetch_add(1, Ordering::Relaxed);
+                            tracing::error!(resource = %self.resource, error = %json_error_site(&e),
+                            bytes = line.len(), "malformed watch event");
+                            end = Some(WatchEnd::relist("malformed watch event"));
+                            break;
+                        }
+                    };
+                if let Some(v) = version {
+                    progress = Some(progress.map_or(v, |p| p.max(v)));
+                    *from = v.to_string();
+                }
+                if let Some(change) = change {
+                    if self.resource.broadcast() {
+                        for slot in per_shard.iter_mut() {
+                            slot.push(change.clone());
+                        }
+                    } else {
+                        let placement = self.placements.place(&self.router, &change);
+                        if let (Some(left), Change::Applied(object)) = (placement.left, &change) {
+                            per_shard[left.0].push(Change::Departed(object.clone()));
+                        }
+                        per_shard[placement.shard.0].push(change);
+                    }
+                    self.state.events.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            self.deliver(&mut per_shard, progress).await;
+            if progress.is_some() {
+                last_progress = Instant::now();
+            }
+            if let Some(end) = end {
+                return end;
+            }
+        }
+    }
+
+    /// Sends each shard its events and the batch's progress marker, and waits until every shard
+    /// has taken them: at most one batch per shard is in flight (backpressure).
+    pub(super) async fn deliver(
+        &self,
+        per_shard: &mut [Vec<Change>],
+        progress: Option<ResourceVersion>,
+    ) {
+        if progress.is_none() && per_shard.iter().all(Vec::is_empty) {
+            return;
+        }
+        let sends = self
+            .shards
+            .iter()
+            .zip(per_shard.iter_mut())
+            .map(|(shard, changes)| {
+                shard.send(Batch {
+                    resource: self.resource,
+                    changes: std::mem::take(changes),
+                    progress,
+                })
+            });
+        join_all(sends).await;
+        if let Some(v) = progress {
+            self.state.watermark.fetch_max(v.get(), Ordering::Relaxed);
+        }
+    }
+}
