@@ -110,12 +110,19 @@ async fn stop_during_writes(grace: &str, create_millis: u64) -> Stopped {
         .expect("seed");
     let dir = work_dir(&format!("sigterm-{grace}"));
     let (kubeconfig, _token) = kubeconfig_with_token(&dir, &server);
-    let mut child = spawn(
-        &kubeconfig,
-        &dir,
-        &["--shutdown-grace-period", grace],
-        "warn,tidemark_actors=info",
-    );
+    // Creates held longer than the run cannot be seen applied: give them 3 s to be sent (the
+    // summary's unanswered writes show they were). Each write's deadline is half the gap between
+    // lease duration and renew deadline; a 60 s / 20 s Lease keeps the hung writes in flight
+    // (20 s) past the SIGTERM instead of failing them at the default 2.5 s.
+    let hung = create_millis > 5_000;
+    let mut args = vec!["--shutdown-grace-period", grace];
+    if hung {
+        args.extend([
+            "--leader-elect-lease-duration=60s",
+            "--leader-elect-renew-deadline=20s",
+        ]);
+    }
+    let mut child = spawn(&kubeconfig, &dir, &args, "warn,tidemark_actors=info");
     let stderr = drain_stderr(&mut child);
     let leading = until(Duration::from_secs(20), || {
         server
@@ -124,9 +131,6 @@ async fn stop_during_writes(grace: &str, create_millis: u64) -> Stopped {
     })
     .await;
     assert!(leading, "the manager takes the Lease");
-    // Creates held longer than the run cannot be seen applied: give them 3 s to be sent (the
-    // summary's unanswered writes show they were).
-    let hung = create_millis > 5_000;
     let wait = Duration::from_secs(if hung { 3 } else { 20 });
     let writing = until(wait, || tidemark_writes(&server) >= 3).await;
     assert!(writing || hung, "the manager is creating Pods");

@@ -1,7 +1,8 @@
-//! Figures for issue 12, measured on the release binary against the hostile server (ignored:
-//! run by hand, one at a time, `cargo test --release -p tidemark-actors --test e2e figure_ --
-//! --ignored --nocapture --test-threads 1`). `TIDEMARK_BIN` picks another binary (an older
-//! build, for the "before" figures).
+//! Figures of the manager against a hostile API server (issue 12), measured by hand on the
+//! release binary: `cargo run --release -p tidemark-actors --example hostile_figures -- FIGURE`
+//! with FIGURE one of `rss`, `relists`, `connections`. `TIDEMARK_BIN` picks another binary (an
+//! older build, for "before" figures); by default the `tidemark` beside this example's folder.
+//! The bounds these figures show are asserted by the e2e tests (`hostile_io`, `serving_limits`).
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -9,7 +10,12 @@ use tidemark_loadgen::hostile::{Hostile, HostileServer, WatchBehaviour};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn binary() -> String {
-    std::env::var("TIDEMARK_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_tidemark").to_string())
+    std::env::var("TIDEMARK_BIN").unwrap_or_else(|_| {
+        std::env::current_exe()
+            .ok()
+            .and_then(|exe| Some(exe.parent()?.parent()?.join("tidemark")))
+            .map_or_else(|| "tidemark".to_string(), |p| p.display().to_string())
+    })
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -46,8 +52,6 @@ fn rss_mib(pid: u32) -> Option<f64> {
     Some(kib / 1024.0)
 }
 
-#[test]
-#[ignore = "a figure, measured by hand"]
 fn figure_rss_under_a_watch_without_a_newline() {
     runtime().block_on(async {
         let server = HostileServer::start(Hostile {
@@ -80,8 +84,6 @@ fn figure_rss_under_a_watch_without_a_newline() {
     });
 }
 
-#[test]
-#[ignore = "a figure, measured by hand"]
 fn figure_relists_in_12s_of_error_410() {
     runtime().block_on(async {
         let server = HostileServer::start(Hostile {
@@ -102,8 +104,6 @@ fn figure_relists_in_12s_of_error_410() {
     });
 }
 
-#[test]
-#[ignore = "a figure, measured by hand"]
 fn figure_open_connections_after_45s_of_half_sent_connections() {
     runtime().block_on(async {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -154,16 +154,42 @@ fn figure_open_connections_after_45s_of_half_sent_connections() {
                 open += 1;
             }
         }
-        let healthz = tokio::time::timeout(
-            Duration::from_secs(5),
-            crate::common::http_get(addr, "/healthz"),
-        )
-        .await
-        .map(|(code, _)| code);
+        let healthz =
+            tokio::time::timeout(Duration::from_secs(5), http_get(addr, "/healthz")).await;
         let _ = child.kill();
         let _ = child.wait();
         println!(
             "3000 half-sent connections: {open} still open after 45 s; /healthz then: {healthz:?}"
         );
     });
+}
+
+/// One `GET` over plain HTTP; the status code.
+async fn http_get(addr: std::net::SocketAddr, path: &str) -> u16 {
+    let Ok(mut stream) = tokio::net::TcpStream::connect(addr).await else {
+        return 0;
+    };
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    if stream.write_all(request.as_bytes()).await.is_err() {
+        return 0;
+    }
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response).await;
+    response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0)
+}
+
+fn main() {
+    match std::env::args().nth(1).as_deref() {
+        Some("rss") => figure_rss_under_a_watch_without_a_newline(),
+        Some("relists") => figure_relists_in_12s_of_error_410(),
+        Some("connections") => figure_open_connections_after_45s_of_half_sent_connections(),
+        _ => {
+            eprintln!("usage: hostile_figures rss|relists|connections");
+            std::process::exit(2);
+        }
+    }
 }
