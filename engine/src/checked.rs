@@ -235,26 +235,21 @@ impl Checker {
     /// An int64 field of at least `min` (`3.0`, `"3"` and `1e3` are not integers, as in Go's
     /// decoder).
     pub fn int64(&mut self, f: &Field<'_>, min: i64) -> Option<i64> {
-        let value = f.value?;
-        let Some(n) = value.as_i64() else {
-            self.wrong(&f.path, value, "an int64");
-            return None;
-        };
-        if n < min {
-            self.record(
-                &f.path,
-                format!("{n}: must be greater than or equal to {min}"),
-            );
-            return None;
-        }
-        Some(n)
+        self.integer(f, min, "an int64")
     }
 
     /// An int32 field of at least `min`.
     pub fn int32(&mut self, f: &Field<'_>, min: i32) -> Option<i32> {
+        self.integer(f, min, "an int32")
+    }
+
+    fn integer<N>(&mut self, f: &Field<'_>, min: N, kind: &str) -> Option<N>
+    where
+        N: TryFrom<i64> + PartialOrd + std::fmt::Display,
+    {
         let value = f.value?;
-        let Some(n) = value.as_i64().and_then(|n| i32::try_from(n).ok()) else {
-            self.wrong(&f.path, value, "an int32");
+        let Some(n) = value.as_i64().and_then(|n| N::try_from(n).ok()) else {
+            self.wrong(&f.path, value, kind);
             return None;
         };
         if n < min {

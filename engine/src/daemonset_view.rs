@@ -4,9 +4,10 @@
 use crate::checked::{Checker, Field, IntOrPercent};
 use crate::key::{ObjectKey, Uid};
 use crate::labels::LabelSelector;
-use crate::malformed::{Malformed, Projection};
+use crate::malformed::Malformed;
+use crate::malformed::projection;
 use crate::node_views::{NodeView, TAINT_EFFECTS, Taint};
-use crate::object::{DecodeError, read_meta};
+use crate::object::{DecodeError, parse_json, read_meta};
 use crate::pod_template::PodTemplate;
 use crate::resource::Resource;
 use crate::rv::ResourceVersion;
@@ -162,9 +163,7 @@ fn requirements(f: &Field<'_>, c: &mut Checker) -> Vec<NodeRequirement> {
 impl DaemonSetView {
     /// Decodes a DaemonSet from JSON bytes.
     pub fn from_json(bytes: &[u8]) -> Result<Self, DecodeError> {
-        let value: Value =
-            serde_json::from_slice(bytes).map_err(|e| DecodeError::Malformed(e.to_string()))?;
-        Self::from_value(value)
+        Self::from_value(parse_json(bytes)?)
     }
 
     /// Decodes a DaemonSet from a parsed object, every field the controller reads checked.
@@ -306,18 +305,7 @@ impl DaemonSetView {
     }
 }
 
-impl Projection for DaemonSetView {
-    const RESOURCE: Resource = Resource::DaemonSets;
-    fn object_key(&self) -> &ObjectKey {
-        &self.key
-    }
-    fn object_uid(&self) -> &Uid {
-        &self.uid
-    }
-    fn malformed(&self) -> Option<&Arc<Malformed>> {
-        self.malformed.as_ref()
-    }
-}
+projection!(DaemonSetView, Resource::DaemonSets);
 
 #[cfg(test)]
 #[path = "daemonset_view_tests.rs"]

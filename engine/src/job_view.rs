@@ -4,8 +4,9 @@
 use crate::checked::{Checker, Field};
 use crate::index_set::IndexSet;
 use crate::key::{ObjectKey, Uid};
-use crate::malformed::{Malformed, Projection};
-use crate::object::{DecodeError, read_meta};
+use crate::malformed::Malformed;
+use crate::malformed::projection;
+use crate::object::{DecodeError, parse_json, read_meta};
 use crate::pod_template::PodTemplate;
 use crate::resource::Resource;
 use crate::rv::ResourceVersion;
@@ -72,9 +73,7 @@ pub struct JobView {
 impl JobView {
     /// Decodes a Job from JSON bytes.
     pub fn from_json(bytes: &[u8]) -> Result<Self, DecodeError> {
-        let value: serde_json::Value =
-            serde_json::from_slice(bytes).map_err(|e| DecodeError::Malformed(e.to_string()))?;
-        Self::from_value(value)
+        Self::from_value(parse_json(bytes)?)
     }
 
     /// Decodes a Job from a parsed object, every field the controller reads checked.
@@ -196,18 +195,7 @@ fn cut(text: &str) -> &str {
     &text[..end]
 }
 
-impl Projection for JobView {
-    const RESOURCE: Resource = Resource::Jobs;
-    fn object_key(&self) -> &ObjectKey {
-        &self.key
-    }
-    fn object_uid(&self) -> &Uid {
-        &self.uid
-    }
-    fn malformed(&self) -> Option<&Arc<Malformed>> {
-        self.malformed.as_ref()
-    }
-}
+projection!(JobView, Resource::Jobs);
 
 #[cfg(test)]
 mod tests {

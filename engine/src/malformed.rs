@@ -101,6 +101,25 @@ pub trait Projection {
     fn malformed(&self) -> Option<&Arc<Malformed>>;
 }
 
+/// [`Projection`] for a view with `key`, `uid` and `malformed` fields.
+macro_rules! projection {
+    ($view:ty, $resource:expr) => {
+        impl $crate::malformed::Projection for $view {
+            const RESOURCE: $crate::resource::Resource = $resource;
+            fn object_key(&self) -> &$crate::key::ObjectKey {
+                &self.key
+            }
+            fn object_uid(&self) -> &$crate::key::Uid {
+                &self.uid
+            }
+            fn malformed(&self) -> Option<&std::sync::Arc<$crate::malformed::Malformed>> {
+                self.malformed.as_ref()
+            }
+        }
+    };
+}
+pub(crate) use projection;
+
 /// `Ok` when `object` is well formed; otherwise the error that stops `controller` acting on the
 /// key that read it.
 pub fn ensure_well_formed<T: Projection>(

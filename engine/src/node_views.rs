@@ -5,8 +5,9 @@
 use crate::checked::{Checker, Field};
 use crate::key::{ObjectKey, Uid};
 use crate::labels::Labels;
-use crate::malformed::{Malformed, Projection};
-use crate::object::{DecodeError, read_meta};
+use crate::malformed::Malformed;
+use crate::malformed::projection;
+use crate::object::{DecodeError, parse_json, read_meta};
 use crate::resource::Resource;
 use crate::rv::ResourceVersion;
 use std::sync::Arc;
@@ -86,14 +87,10 @@ pub struct LeaseView {
     pub malformed: Option<Arc<Malformed>>,
 }
 
-fn parse(bytes: &[u8]) -> Result<serde_json::Value, DecodeError> {
-    serde_json::from_slice(bytes).map_err(|e| DecodeError::Malformed(e.to_string()))
-}
-
 impl NodeView {
     /// Decodes a Node from JSON bytes.
     pub fn from_json(bytes: &[u8]) -> Result<Self, DecodeError> {
-        Self::from_value(parse(bytes)?)
+        Self::from_value(parse_json(bytes)?)
     }
 
     /// Decodes a Node from a parsed object, every field a controller reads checked.
@@ -162,7 +159,7 @@ impl NodeView {
 impl LeaseView {
     /// Decodes a Lease from JSON bytes, every field checked.
     pub fn from_json(bytes: &[u8]) -> Result<Self, DecodeError> {
-        let value = parse(bytes)?;
+        let value = parse_json(bytes)?;
         let mut c = Checker::default();
         let meta = read_meta(&value, &mut c)?;
         let spec = Field::root(&value).get(&mut c, "spec");
@@ -190,31 +187,9 @@ impl LeaseView {
     }
 }
 
-impl Projection for NodeView {
-    const RESOURCE: Resource = Resource::Nodes;
-    fn object_key(&self) -> &ObjectKey {
-        &self.key
-    }
-    fn object_uid(&self) -> &Uid {
-        &self.uid
-    }
-    fn malformed(&self) -> Option<&Arc<Malformed>> {
-        self.malformed.as_ref()
-    }
-}
+projection!(NodeView, Resource::Nodes);
 
-impl Projection for LeaseView {
-    const RESOURCE: Resource = Resource::Leases;
-    fn object_key(&self) -> &ObjectKey {
-        &self.key
-    }
-    fn object_uid(&self) -> &Uid {
-        &self.uid
-    }
-    fn malformed(&self) -> Option<&Arc<Malformed>> {
-        self.malformed.as_ref()
-    }
-}
+projection!(LeaseView, Resource::Leases);
 
 #[cfg(test)]
 mod tests {

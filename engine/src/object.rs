@@ -55,6 +55,11 @@ pub(crate) struct Meta {
     pub terminating: bool,
 }
 
+/// Parses JSON bytes, a syntax error being [`DecodeError::Malformed`].
+pub(crate) fn parse_json(bytes: &[u8]) -> Result<Value, DecodeError> {
+    serde_json::from_slice(bytes).map_err(|e| DecodeError::Malformed(e.to_string()))
+}
+
 /// Reads an object's identity (an error if it has none) and the metadata every projection
 /// keeps (recorded in `c` if unusable).
 pub(crate) fn read_meta(value: &Value, c: &mut Checker) -> Result<Meta, DecodeError> {

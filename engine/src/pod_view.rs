@@ -6,7 +6,8 @@
 use crate::checked::{Checker, Field};
 use crate::key::{ObjectKey, Uid};
 use crate::labels::Labels;
-use crate::malformed::{Malformed, Projection};
+use crate::malformed::Malformed;
+use crate::malformed::projection;
 use crate::object::{DecodeError, OwnerRef, read_meta};
 use crate::resource::Resource;
 use crate::rv::ResourceVersion;
@@ -222,18 +223,7 @@ impl PodView {
     }
 }
 
-impl Projection for PodView {
-    const RESOURCE: Resource = Resource::Pods;
-    fn object_key(&self) -> &ObjectKey {
-        &self.key
-    }
-    fn object_uid(&self) -> &Uid {
-        &self.uid
-    }
-    fn malformed(&self) -> Option<&Arc<Malformed>> {
-        self.malformed.as_ref()
-    }
-}
+projection!(PodView, Resource::Pods);
 
 // ---- the fast path: only what the projection keeps; serde skips every other field ----
 

@@ -4,8 +4,9 @@
 use crate::checked::{Checker, Field};
 use crate::key::{ObjectKey, Uid};
 use crate::labels::LabelSelector;
-use crate::malformed::{Malformed, Projection};
-use crate::object::{DecodeError, read_meta};
+use crate::malformed::Malformed;
+use crate::malformed::projection;
+use crate::object::{DecodeError, parse_json, read_meta};
 use crate::pod_template::PodTemplate;
 use crate::resource::Resource;
 use crate::rv::ResourceVersion;
@@ -60,9 +61,7 @@ pub struct ReplicaSetView {
 impl ReplicaSetView {
     /// Decodes a ReplicaSet from JSON bytes.
     pub fn from_json(bytes: &[u8]) -> Result<Self, DecodeError> {
-        let value: serde_json::Value =
-            serde_json::from_slice(bytes).map_err(|e| DecodeError::Malformed(e.to_string()))?;
-        Self::from_value(value)
+        Self::from_value(parse_json(bytes)?)
     }
 
     /// Decodes a ReplicaSet from a parsed object, every field the controller reads checked.
@@ -125,18 +124,7 @@ impl TryFrom<serde_json::Value> for ReplicaSetView {
     }
 }
 
-impl Projection for ReplicaSetView {
-    const RESOURCE: Resource = Resource::ReplicaSets;
-    fn object_key(&self) -> &ObjectKey {
-        &self.key
-    }
-    fn object_uid(&self) -> &Uid {
-        &self.uid
-    }
-    fn malformed(&self) -> Option<&Arc<Malformed>> {
-        self.malformed.as_ref()
-    }
-}
+projection!(ReplicaSetView, Resource::ReplicaSets);
 
 #[cfg(test)]
 mod tests {

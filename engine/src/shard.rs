@@ -641,18 +641,10 @@ impl Shard {
                 }
                 Err(why) => {
                     tracing::warn!(controller = c.reconciler.name(), %key, error = %why, "barrier read failed: destructive work stays parked");
-                    c.queue.fail_parked(&key, now);
-                    let resource = c.reconciler.primary();
-                    self.outbox.push(Output::Degraded {
-                        controller: c.reconciler.name(),
-                        uid: self.cache.uid_of(resource, &key).cloned(),
-                        key,
-                        resource,
-                        reason: "FreshnessUnproven",
-                        message: format!(
-                            "destructive changes paused: the live read that proves the cache fresh failed: {why}"
-                        ),
-                    });
+                    let message = format!(
+                        "destructive changes paused: the live read that proves the cache fresh failed: {why}"
+                    );
+                    freshness_unproven(c, &self.cache, &mut self.outbox, key, message, now);
                 }
             }
         }
@@ -1079,18 +1071,10 @@ impl Shard {
             Err(why) => {
                 c.stats.live_reads_failed += 1;
                 tracing::warn!(controller = c.reconciler.name(), %key, error = %why, "live read failed: destructive work stays parked");
-                c.queue.fail_parked(&key, now);
-                let resource = c.reconciler.primary();
-                self.outbox.push(Output::Degraded {
-                    controller: c.reconciler.name(),
-                    uid: self.cache.uid_of(resource, &key).cloned(),
-                    key,
-                    resource,
-                    reason: "FreshnessUnproven",
-                    message: format!(
-                        "destructive changes paused: the cache lags and the live read that would prove this decision current failed: {why}"
-                    ),
-                });
+                let message = format!(
+                    "destructive changes paused: the cache lags and the live read that would prove this decision current failed: {why}"
+                );
+                freshness_unproven(c, &self.cache, &mut self.outbox, key, message, now);
                 return;
             }
         };
@@ -1156,6 +1140,28 @@ impl Shard {
     pub fn writes_in_flight(&self) -> usize {
         self.writes.len()
     }
+}
+
+/// A read meant to prove `key`'s destructive decision current failed: the key stays parked (its
+/// retry backs off) and the operator is told on the primary object.
+fn freshness_unproven(
+    c: &mut Controller,
+    cache: &ShardCache,
+    outbox: &mut Vec<Output>,
+    key: ObjectKey,
+    message: String,
+    now: Instant,
+) {
+    c.queue.fail_parked(&key, now);
+    let resource = c.reconciler.primary();
+    outbox.push(Output::Degraded {
+        controller: c.reconciler.name(),
+        uid: cache.uid_of(resource, &key).cloned(),
+        key,
+        resource,
+        reason: "FreshnessUnproven",
+        message,
+    });
 }
 
 #[cfg(test)]

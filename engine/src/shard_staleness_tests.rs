@@ -35,6 +35,24 @@ fn listed_in(
     s
 }
 
+/// A shard that listed one ReplicaSet `ns/web` wanting `replicas` Pods, and no Pod yet.
+fn listed_without_pods(mode: ConsistencyMode, replicas: i32) -> (Shard, ReplicaSetView, Instant) {
+    let rs = replicaset_json("ns", "web", replicas, 10);
+    let now = Instant::now();
+    let s = listed_in(mode, &rs, vec![], now);
+    (s, rs, now)
+}
+
+/// A shard whose ReplicaSet `ns/web` (1 replica) sent its one create and its status write, both
+/// answered (revisions 11 and 12), before the Pod watch shows anything.
+fn one_create_answered(mode: ConsistencyMode) -> (Shard, ReplicaSetView, Instant) {
+    let (mut s, rs, now) = listed_without_pods(mode, 1);
+    let first = writes(&mut s, now);
+    assert_eq!(creates(&first), 1);
+    complete(&mut s, first, &mut 10, now);
+    (s, rs, now)
+}
+
 fn with_generation(mut rs: ReplicaSetView, generation: i64) -> ReplicaSetView {
     rs.generation = generation;
     rs
@@ -55,9 +73,7 @@ fn deletes(ws: &[WriteRequest]) -> usize {
 
 #[test]
 fn a_relist_showing_a_new_spec_cancels_the_rest_of_a_running_plan() {
-    let rs = replicaset_json("ns", "web", 16, 10);
-    let now = Instant::now();
-    let mut s = listed_in(ConsistencyMode::Tidemark, &rs, vec![], now);
+    let (mut s, _, now) = listed_without_pods(ConsistencyMode::Tidemark, 16);
     let first = writes(&mut s, now);
     assert_eq!(creates(&first), 1, "slow start sends one create first");
     // The watch broke (410): the relist shows the ReplicaSet scaled down to 1.
@@ -79,9 +95,7 @@ fn a_relist_showing_a_new_spec_cancels_the_rest_of_a_running_plan() {
 
 #[test]
 fn a_relist_with_the_same_spec_lets_the_plan_go_on() {
-    let rs = replicaset_json("ns", "web", 4, 10);
-    let now = Instant::now();
-    let mut s = listed_in(ConsistencyMode::Tidemark, &rs, vec![], now);
+    let (mut s, _, now) = listed_without_pods(ConsistencyMode::Tidemark, 4);
     let first = writes(&mut s, now);
     s.replace(
         Resource::ReplicaSets,
@@ -95,9 +109,7 @@ fn a_relist_with_the_same_spec_lets_the_plan_go_on() {
 
 #[test]
 fn a_deleted_owner_cancels_the_rest_of_its_plan() {
-    let rs = replicaset_json("ns", "web", 8, 10);
-    let now = Instant::now();
-    let mut s = listed_in(ConsistencyMode::Tidemark, &rs, vec![], now);
+    let (mut s, rs, now) = listed_without_pods(ConsistencyMode::Tidemark, 8);
     let first = writes(&mut s, now);
     s.apply(Change::Deleted(Object::ReplicaSet(rs)), now);
     s.write_done(first[0].id, written(31), now);
@@ -284,13 +296,7 @@ fn a_pod_that_departs_to_another_shard_no_longer_counts_for_its_old_owner() {
 
 #[test]
 fn expectations_hold_a_second_create_until_the_first_is_observed() {
-    let rs = replicaset_json("ns", "web", 1, 10);
-    let now = Instant::now();
-    let mut s = listed_in(ConsistencyMode::Upstream135, &rs, vec![], now);
-    let first = writes(&mut s, now);
-    assert_eq!(creates(&first), 1);
-    let mut next = 10;
-    complete(&mut s, first, &mut next, now);
+    let (mut s, rs, now) = one_create_answered(ConsistencyMode::Upstream135);
     // The status write came back and the key syncs again before the Pod watch shows the Pod.
     touch(&mut s, "web", 1, 30, now);
     assert_eq!(
@@ -309,12 +315,7 @@ fn expectations_hold_a_second_create_until_the_first_is_observed() {
 
 #[test]
 fn naive_creates_twice_where_expectations_wait() {
-    let rs = replicaset_json("ns", "web", 1, 10);
-    let now = Instant::now();
-    let mut s = listed_in(ConsistencyMode::Naive, &rs, vec![], now);
-    let first = writes(&mut s, now);
-    let mut next = 10;
-    complete(&mut s, first, &mut next, now);
+    let (mut s, _, now) = one_create_answered(ConsistencyMode::Naive);
     touch(&mut s, "web", 1, 30, now);
     assert_eq!(
         creates(&writes(&mut s, now)),
@@ -325,12 +326,7 @@ fn naive_creates_twice_where_expectations_wait() {
 
 #[test]
 fn upstream_136_requeues_a_stale_key_with_backoff_instead_of_parking_it() {
-    let rs = replicaset_json("ns", "web", 1, 10);
-    let now = Instant::now();
-    let mut s = listed_in(ConsistencyMode::Upstream136, &rs, vec![], now);
-    let first = writes(&mut s, now);
-    let mut next = 10;
-    complete(&mut s, first, &mut next, now);
+    let (mut s, rs, now) = one_create_answered(ConsistencyMode::Upstream136);
     // The create (11) is observed, the status write (12) is not yet.
     s.apply(
         Change::Applied(Object::Pod(pod(&rs, "web-a", 11, true))),

@@ -11,7 +11,9 @@ use crate::manager::{ManagerStats, StatsSource};
 use hdrhistogram::Histogram;
 use parking_lot::Mutex;
 use prometheus_client::collector::Collector;
-use prometheus_client::encoding::DescriptorEncoder;
+use prometheus_client::encoding::{
+    DescriptorEncoder, EncodeCounterValue, MetricEncoder, NoLabelSet,
+};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 use std::sync::Arc;
@@ -51,23 +53,35 @@ struct TidemarkCollector {
     scrape: Mutex<Scrape>,
 }
 
-/// A histogram in seconds from an HDR histogram in microseconds.
-fn buckets(h: &Histogram<u64>, bounds: &[f64]) -> (f64, u64, Vec<(f64, u64)>) {
-    let count = h.len();
-    let sum = h.mean() * count as f64 / 1e6;
-    let buckets = bounds
-        .iter()
-        .map(|&le| {
-            let micros = (le * 1e6).floor() as u64;
-            let below = if micros == 0 {
-                0
-            } else {
-                h.count_between(0, micros)
-            };
-            (le, below)
-        })
-        .collect();
-    (sum, count, buckets)
+/// The two encodings every family here repeats, without exemplars.
+trait EncodeFigures {
+    fn count<V: EncodeCounterValue>(&mut self, value: &V) -> std::fmt::Result;
+    /// A histogram in seconds from an HDR histogram in microseconds.
+    fn seconds(&mut self, h: &Histogram<u64>, bounds: &[f64]) -> std::fmt::Result;
+}
+
+impl EncodeFigures for MetricEncoder<'_> {
+    fn count<V: EncodeCounterValue>(&mut self, value: &V) -> std::fmt::Result {
+        self.encode_counter::<NoLabelSet, _, u64>(value, None)
+    }
+
+    fn seconds(&mut self, h: &Histogram<u64>, bounds: &[f64]) -> std::fmt::Result {
+        let count = h.len();
+        let sum = h.mean() * count as f64 / 1e6;
+        let buckets: Vec<(f64, u64)> = bounds
+            .iter()
+            .map(|&le| {
+                let micros = (le * 1e6).floor() as u64;
+                let below = if micros == 0 {
+                    0
+                } else {
+                    h.count_between(0, micros)
+                };
+                (le, below)
+            })
+            .collect();
+        self.encode_histogram::<NoLabelSet>(sum, count, &buckets, None)
+    }
 }
 
 impl TidemarkCollector {
@@ -101,37 +115,25 @@ impl TidemarkCollector {
             "workqueue_adds",
             "Total number of adds handled by the workqueue",
             MetricType::Counter,
-            |c, m| m.encode_counter::<prometheus_client::encoding::NoLabelSet, _, u64>(
-                &c.queue.adds,
-                None
-            )
+            |c, m| m.count(&c.queue.adds)
         );
         family!(
             "workqueue_retries",
             "Total number of retries handled by the workqueue",
             MetricType::Counter,
-            |c, m| m.encode_counter::<prometheus_client::encoding::NoLabelSet, _, u64>(
-                &c.queue.retries,
-                None
-            )
+            |c, m| m.count(&c.queue.retries)
         );
         family!(
             "workqueue_queue_duration_seconds",
             "How long in seconds an item stays in the workqueue before being requested",
             MetricType::Histogram,
-            |c, m| {
-                let (sum, count, b) = buckets(&c.queue_latency_us, &WORKQUEUE_BUCKETS);
-                m.encode_histogram::<prometheus_client::encoding::NoLabelSet>(sum, count, &b, None)
-            }
+            |c, m| m.seconds(&c.queue_latency_us, &WORKQUEUE_BUCKETS)
         );
         family!(
             "workqueue_work_duration_seconds",
             "How long in seconds processing an item from the workqueue takes (reconcile and its writes)",
             MetricType::Histogram,
-            |c, m| {
-                let (sum, count, b) = buckets(&c.work_duration_us, &WORKQUEUE_BUCKETS);
-                m.encode_histogram::<prometheus_client::encoding::NoLabelSet>(sum, count, &b, None)
-            }
+            |c, m| m.seconds(&c.work_duration_us, &WORKQUEUE_BUCKETS)
         );
         family!(
             "workqueue_unfinished_work_seconds",
@@ -165,11 +167,7 @@ impl TidemarkCollector {
                         ("group", resource.group()),
                         ("resource", resource.plural()),
                     ];
-                    family
-                        .encode_family(&set)?
-                        .encode_counter::<prometheus_client::encoding::NoLabelSet, _, u64>(
-                            n, None,
-                        )?;
+                    family.encode_family(&set)?.count(n)?;
                 }
             }
         }
@@ -187,11 +185,7 @@ impl TidemarkCollector {
                     ("error", failed),
                 ] {
                     let set = [("controller", c.controller), ("result", result)];
-                    family
-                        .encode_family(&set)?
-                        .encode_counter::<prometheus_client::encoding::NoLabelSet, _, u64>(
-                            &n, None,
-                        )?;
+                    family.encode_family(&set)?.count(&n)?;
                 }
             }
         }
@@ -199,28 +193,19 @@ impl TidemarkCollector {
             "tidemark_reconcile_duration_seconds",
             "Reconcile start to the last of its writes answered",
             MetricType::Histogram,
-            |c, m| {
-                let (sum, count, b) = buckets(&c.work_duration_us, &WORKQUEUE_BUCKETS);
-                m.encode_histogram::<prometheus_client::encoding::NoLabelSet>(sum, count, &b, None)
-            }
+            |c, m| m.seconds(&c.work_duration_us, &WORKQUEUE_BUCKETS)
         );
         family!(
             "tidemark_wake_latency_seconds",
             "Watermark passing a parked key's target to its reconcile starting",
             MetricType::Histogram,
-            |c, m| {
-                let (sum, count, b) = buckets(&c.wake_latency_us, &WORKQUEUE_BUCKETS);
-                m.encode_histogram::<prometheus_client::encoding::NoLabelSet>(sum, count, &b, None)
-            }
+            |c, m| m.seconds(&c.wake_latency_us, &WORKQUEUE_BUCKETS)
         );
         family!(
             "tidemark_parked_duration_seconds",
             "How long keys stayed parked (stale cache, pending deletions, barriers) before they woke",
             MetricType::Histogram,
-            |c, m| {
-                let (sum, count, b) = buckets(&c.parked_duration_us, &STALENESS_BUCKETS);
-                m.encode_histogram::<prometheus_client::encoding::NoLabelSet>(sum, count, &b, None)
-            }
+            |c, m| m.seconds(&c.parked_duration_us, &STALENESS_BUCKETS)
         );
         {
             let mut family = encoder.encode_descriptor(
@@ -236,12 +221,7 @@ impl TidemarkCollector {
                         ("group", resource.group()),
                         ("resource", resource.plural()),
                     ];
-                    let (sum, count, b) = buckets(h, &STALENESS_BUCKETS);
-                    family
-                        .encode_family(&set)?
-                        .encode_histogram::<prometheus_client::encoding::NoLabelSet>(
-                            sum, count, &b, None,
-                        )?;
+                    family.encode_family(&set)?.seconds(h, &STALENESS_BUCKETS)?;
                 }
             }
         }
@@ -255,11 +235,7 @@ impl TidemarkCollector {
             for c in &stats.controllers {
                 for (result, n) in [("success", c.live_reads_ok), ("error", c.live_reads_failed)] {
                     let set = [("controller", c.controller), ("result", result)];
-                    family
-                        .encode_family(&set)?
-                        .encode_counter::<prometheus_client::encoding::NoLabelSet, _, u64>(
-                            &n, None,
-                        )?;
+                    family.encode_family(&set)?.count(&n)?;
                 }
             }
         }
@@ -267,10 +243,7 @@ impl TidemarkCollector {
             "tidemark_destructive_held",
             "Destructive plans held back until their key was proven fresh",
             MetricType::Counter,
-            |c, m| m.encode_counter::<prometheus_client::encoding::NoLabelSet, _, u64>(
-                &c.destructive_held,
-                None
-            )
+            |c, m| m.count(&c.destructive_held)
         );
         family!(
             "tidemark_proven_keys",
@@ -325,10 +298,7 @@ impl TidemarkCollector {
             )?;
             family
                 .encode_family(&[("controller", "all")])?
-                .encode_counter::<prometheus_client::encoding::NoLabelSet, _, u64>(
-                &stats.writes_fenced,
-                None,
-            )?;
+                .count(&stats.writes_fenced)?;
         }
         {
             let mut family = encoder.encode_descriptor(
@@ -340,9 +310,7 @@ impl TidemarkCollector {
             let ok = stats.writes_sent.saturating_sub(stats.writes_failed);
             for (result, n) in [("success", ok), ("error", stats.writes_failed)] {
                 let set = [("result", result)];
-                family
-                    .encode_family(&set)?
-                    .encode_counter::<prometheus_client::encoding::NoLabelSet, _, u64>(&n, None)?;
+                family.encode_family(&set)?.count(&n)?;
             }
         }
         Self::encode_shards(stats, encoder)
@@ -363,10 +331,7 @@ impl TidemarkCollector {
                 let id = shard.shard.to_string();
                 family
                     .encode_family(&[("shard", id.as_str())])?
-                    .encode_counter::<prometheus_client::encoding::NoLabelSet, _, u64>(
-                    &shard.restarts,
-                    None,
-                )?;
+                    .count(&shard.restarts)?;
             }
         }
         let mut family = encoder.encode_descriptor(
@@ -417,33 +382,25 @@ impl TidemarkCollector {
             "tidemark_watch_events",
             "Watch events delivered to the shards",
             MetricType::Counter,
-            |i, m| m
-                .encode_counter::<prometheus_client::encoding::NoLabelSet, _, u64>(&i.events, None)
+            |i, m| m.count(&i.events)
         );
         per_resource!(
             "tidemark_lists",
             "Lists replaced into the shards (1 + relists)",
             MetricType::Counter,
-            |i, m| m
-                .encode_counter::<prometheus_client::encoding::NoLabelSet, _, u64>(&i.lists, None)
+            |i, m| m.count(&i.lists)
         );
         per_resource!(
             "tidemark_malformed_objects",
             "Objects that could not be decoded",
             MetricType::Counter,
-            |i, m| m.encode_counter::<prometheus_client::encoding::NoLabelSet, _, u64>(
-                &i.malformed,
-                None
-            )
+            |i, m| m.count(&i.malformed)
         );
         per_resource!(
             "tidemark_stale_lists",
             "Lists refused because they were older than what the informer had seen",
             MetricType::Counter,
-            |i, m| m.encode_counter::<prometheus_client::encoding::NoLabelSet, _, u64>(
-                &i.stale_lists,
-                None
-            )
+            |i, m| m.count(&i.stale_lists)
         );
         Ok(())
     }

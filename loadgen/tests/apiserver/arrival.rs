@@ -2,33 +2,23 @@
 //! server, however long injected latency then holds it: a race no controller could avoid is not
 //! counted, an avoidable one is.
 
-use crate::common::{TestResult, owned_pod, pods, quiet_config, replicaset, replicasets, start};
+use crate::common::{TestResult, owned_pod, pods, quiet_config, start};
+use crate::common::{replicaset_uid, slow};
 use kube::api::PostParams;
 use std::time::Duration;
 use tidemark_loadgen::ViolationKind;
-use tidemark_loadgen::request_faults::{LatencyRule, Match};
-
-fn slow(verb: &str, millis: u64) -> LatencyRule {
-    LatencyRule {
-        matching: Match {
-            verb: Some(verb.into()),
-            resource: Some("pods".into()),
-        },
-        millis,
-    }
-}
 
 #[tokio::test]
 async fn a_create_in_flight_while_the_user_scales_down_is_not_counted() -> TestResult {
     let (server, client) = start(quiet_config()).await?;
-    let rs = replicasets(&client, "default")
-        .create(&PostParams::default(), &replicaset("web", 2))
-        .await?;
-    let uid = rs.metadata.uid.clone().unwrap_or_default();
+    let uid = replicaset_uid(&client, "web", 2).await?;
     let api = pods(&client, "default");
     api.create(&PostParams::default(), &owned_pod("web-1", "web", &uid))
         .await?;
-    server.faults().requests().add_latency(slow("create", 400));
+    server
+        .faults()
+        .requests()
+        .add_latency(slow("create", Some("pods"), 400));
     let in_flight = {
         let api = api.clone();
         let pod = owned_pod("web-2", "web", &uid);
@@ -46,14 +36,14 @@ async fn a_create_in_flight_while_the_user_scales_down_is_not_counted() -> TestR
 #[tokio::test]
 async fn a_second_create_for_one_missing_pod_is_counted_whichever_commits_first() -> TestResult {
     let (server, client) = start(quiet_config()).await?;
-    let rs = replicasets(&client, "default")
-        .create(&PostParams::default(), &replicaset("web", 2))
-        .await?;
-    let uid = rs.metadata.uid.clone().unwrap_or_default();
+    let uid = replicaset_uid(&client, "web", 2).await?;
     let api = pods(&client, "default");
     api.create(&PostParams::default(), &owned_pod("web-1", "web", &uid))
         .await?;
-    server.faults().requests().add_latency(slow("create", 300));
+    server
+        .faults()
+        .requests()
+        .add_latency(slow("create", Some("pods"), 300));
     let (a, b) = (
         owned_pod("web-2", "web", &uid),
         owned_pod("web-3", "web", &uid),
@@ -75,14 +65,14 @@ async fn a_second_create_for_one_missing_pod_is_counted_whichever_commits_first(
 async fn a_delete_that_arrives_when_the_pod_is_wanted_is_counted_though_it_is_not_at_commit()
 -> TestResult {
     let (server, client) = start(quiet_config()).await?;
-    let rs = replicasets(&client, "default")
-        .create(&PostParams::default(), &replicaset("web", 1))
-        .await?;
-    let uid = rs.metadata.uid.clone().unwrap_or_default();
+    let uid = replicaset_uid(&client, "web", 1).await?;
     let api = pods(&client, "default");
     api.create(&PostParams::default(), &owned_pod("web-1", "web", &uid))
         .await?;
-    server.faults().requests().add_latency(slow("delete", 400));
+    server
+        .faults()
+        .requests()
+        .add_latency(slow("delete", Some("pods"), 400));
     let in_flight = {
         let api = api.clone();
         tokio::spawn(async move { api.delete("web-1", &Default::default()).await })

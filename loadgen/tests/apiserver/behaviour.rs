@@ -1,5 +1,6 @@
 //! Faults, kubelet emulation, the oracle, discovery and the kubeconfig, seen from clients.
 
+use crate::common::replicaset_uid;
 use std::time::{Duration, Instant};
 
 use crate::common::*;
@@ -151,10 +152,7 @@ async fn the_kubelet_moves_a_pod_to_running_and_ready() -> TestResult {
 #[tokio::test]
 async fn the_oracle_reports_over_create_when_a_replicaset_gets_one_pod_too_many() -> TestResult {
     let (server, client) = start(quiet_config()).await?;
-    let rs = replicasets(&client, "default")
-        .create(&PostParams::default(), &replicaset("web", 2))
-        .await?;
-    let uid = rs.metadata.uid.clone().unwrap_or_default();
+    let uid = replicaset_uid(&client, "web", 2).await?;
     let api = pods(&client, "default");
     api.create(&PostParams::default(), &owned_pod("web-1", "web", &uid))
         .await?;
@@ -179,10 +177,7 @@ async fn the_oracle_reports_over_create_when_a_replicaset_gets_one_pod_too_many(
 #[tokio::test]
 async fn the_oracle_reports_nothing_when_a_replicaset_scales_within_bounds() -> TestResult {
     let (server, client) = start(quiet_config()).await?;
-    let rs = replicasets(&client, "default")
-        .create(&PostParams::default(), &replicaset("web", 1))
-        .await?;
-    let uid = rs.metadata.uid.clone().unwrap_or_default();
+    let uid = replicaset_uid(&client, "web", 1).await?;
     let api = pods(&client, "default");
     api.create(&PostParams::default(), &owned_pod("web-1", "web", &uid))
         .await?;

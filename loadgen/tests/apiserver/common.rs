@@ -5,8 +5,10 @@ use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use k8s_openapi::api::core::v1::Pod;
+use kube::api::PostParams;
 use kube::{Api, Client};
 use serde_json::json;
+use tidemark_loadgen::request_faults::{LatencyRule, Match};
 use tidemark_loadgen::{ApiServer, ServerConfig};
 
 pub type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
@@ -81,7 +83,7 @@ pub fn pod_json(mut v: serde_json::Value) -> Pod {
     v["apiVersion"] = json!("v1");
     v["kind"] = json!("Pod");
     v["spec"] = json!({"containers": [{"name": "app", "image": "registry.invalid/app:1"}]});
-    serde_json::from_value(v).unwrap_or_default()
+    serde_json::from_value(v).expect("a Pod")
 }
 
 pub fn replicaset(name: &str, replicas: i32) -> ReplicaSet {
@@ -98,7 +100,33 @@ pub fn replicaset(name: &str, replicas: i32) -> ReplicaSet {
             },
         },
     }))
-    .unwrap_or_default()
+    .expect("a ReplicaSet")
+}
+
+/// Creates the ReplicaSet `name` in `default` through the API; its uid, for owner references.
+pub async fn replicaset_uid(
+    client: &Client,
+    name: &str,
+    replicas: i32,
+) -> Result<String, Box<dyn std::error::Error + Send + Sync>> {
+    let rs = replicasets(client, "default")
+        .create(&PostParams::default(), &replicaset(name, replicas))
+        .await?;
+    Ok(rs
+        .metadata
+        .uid
+        .ok_or("the server gave the ReplicaSet no uid")?)
+}
+
+/// Holds every request of `verb` on `resource` (any resource if `None`) for `millis`.
+pub fn slow(verb: &str, resource: Option<&str>, millis: u64) -> LatencyRule {
+    LatencyRule {
+        matching: Match {
+            verb: Some(verb.into()),
+            resource: resource.map(Into::into),
+        },
+        millis,
+    }
 }
 
 /// A Pod controlled by the ReplicaSet `rs` with `uid`.

@@ -1,5 +1,6 @@
 //! Create, get, update, status and delete over HTTP with kube-rs, and malformed requests.
 
+use crate::common::replicaset_uid;
 use crate::common::*;
 use http::Request;
 use kube::api::{DeleteParams, PostParams, Preconditions};
@@ -157,10 +158,7 @@ async fn delete_checks_preconditions_and_returns_the_object() -> TestResult {
 #[tokio::test]
 async fn deleting_a_replicaset_garbage_collects_its_pods() -> TestResult {
     let (server, client) = start(quiet_config()).await?;
-    let rs = replicasets(&client, "default")
-        .create(&PostParams::default(), &replicaset("web", 1))
-        .await?;
-    let uid = rs.metadata.uid.clone().unwrap_or_default();
+    let uid = replicaset_uid(&client, "web", 1).await?;
     let api = pods(&client, "default");
     api.create(&PostParams::default(), &owned_pod("web-1", "web", &uid))
         .await?;

@@ -1,5 +1,6 @@
 //! Graceful deletion of Pods, finalizers, propagation policies and garbage collection.
 
+use crate::common::replicaset_uid;
 use std::time::{Duration, Instant};
 
 use crate::common::*;
@@ -126,10 +127,7 @@ async fn a_finalizer_holds_an_object_until_an_update_removes_it() -> TestResult 
 #[tokio::test]
 async fn orphan_propagation_keeps_dependents_without_their_owner_reference() -> TestResult {
     let (server, client) = start(quiet_config()).await?;
-    let rs = replicasets(&client, "default")
-        .create(&PostParams::default(), &replicaset("web", 1))
-        .await?;
-    let uid = rs.metadata.uid.clone().unwrap_or_default();
+    let uid = replicaset_uid(&client, "web", 1).await?;
     let api = pods(&client, "default");
     api.create(&PostParams::default(), &owned_pod("web-1", "web", &uid))
         .await?;
@@ -247,10 +245,7 @@ async fn garbage_collection_follows_controller_references_of_any_kind() -> TestR
 #[tokio::test]
 async fn a_terminating_pod_no_longer_counts_as_live() -> TestResult {
     let (server, client) = start(kubelet_config()).await?;
-    let rs = replicasets(&client, "default")
-        .create(&PostParams::default(), &replicaset("web", 2))
-        .await?;
-    let uid = rs.metadata.uid.clone().unwrap_or_default();
+    let uid = replicaset_uid(&client, "web", 2).await?;
     let api = pods(&client, "default");
     for n in ["web-1", "web-2"] {
         let mut p = owned_pod(n, "web", &uid);
@@ -285,10 +280,7 @@ async fn a_terminating_pod_no_longer_counts_as_live() -> TestResult {
 async fn gracefully_deleting_a_wanted_pod_is_a_violation_at_its_deletion_timestamp_revision()
 -> TestResult {
     let (server, client) = start(kubelet_config()).await?;
-    let rs = replicasets(&client, "default")
-        .create(&PostParams::default(), &replicaset("web", 1))
-        .await?;
-    let uid = rs.metadata.uid.clone().unwrap_or_default();
+    let uid = replicaset_uid(&client, "web", 1).await?;
     let api = pods(&client, "default");
     let mut p = owned_pod("web-1", "web", &uid);
     if let Some(spec) = p.spec.as_mut() {

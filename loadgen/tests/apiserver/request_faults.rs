@@ -1,10 +1,11 @@
 //! Request faults seen by a kube-rs client: errors with Retry-After, latency, lost responses.
 
+use crate::common::slow;
 use crate::common::{client_without_retries, pod, pods, quiet_config};
 use kube::api::PostParams;
 use std::time::{Duration, Instant};
 use tidemark_loadgen::Resource;
-use tidemark_loadgen::request_faults::{ErrorRule, LatencyRule, Match};
+use tidemark_loadgen::request_faults::{ErrorRule, Match};
 
 fn api_code(err: kube::Error) -> (u16, String) {
     match err {
@@ -51,13 +52,10 @@ async fn latency_delays_matching_requests() {
         .await
         .expect("server");
     let client = client_without_retries(&server).await.expect("client");
-    server.faults().requests().add_latency(LatencyRule {
-        matching: Match {
-            verb: Some("list".into()),
-            resource: None,
-        },
-        millis: 150,
-    });
+    server
+        .faults()
+        .requests()
+        .add_latency(slow("list", None, 150));
     let started = Instant::now();
     pods(&client, "ns")
         .list(&Default::default())
@@ -73,13 +71,10 @@ async fn a_write_whose_timeout_passes_while_it_waits_is_a_504_and_not_applied() 
         .await
         .expect("server");
     let client = client_without_retries(&server).await.expect("client");
-    server.faults().requests().add_latency(LatencyRule {
-        matching: Match {
-            verb: Some("create".into()),
-            resource: Some("pods".into()),
-        },
-        millis: 400,
-    });
+    server
+        .faults()
+        .requests()
+        .add_latency(slow("create", Some("pods"), 400));
     let body = serde_json::to_vec(&pod("late")).expect("json");
     let post = |query: &str| {
         http::Request::post(format!("/api/v1/namespaces/ns/pods{query}"))
@@ -196,13 +191,10 @@ async fn a_write_slower_than_its_timeout_is_refused_and_never_commits() {
         .await
         .expect("server");
     let client = client_without_retries(&server).await.expect("client");
-    server.faults().requests().add_latency(LatencyRule {
-        matching: Match {
-            verb: Some("create".into()),
-            resource: Some("pods".into()),
-        },
-        millis: 400,
-    });
+    server
+        .faults()
+        .requests()
+        .add_latency(slow("create", Some("pods"), 400));
     let err = create_with_timeout(&client, "late", "100ms")
         .await
         .expect_err("past its deadline");
