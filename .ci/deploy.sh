@@ -31,3 +31,6 @@ python3 deploy/test/rules_cases.py --check
 promtool check rules deploy/prometheus/rules.yml
 promtool test rules deploy/prometheus/rules_test.yml
 python3 deploy/test/mutate_rules.py
+
+echo "-- alerts against a real Prometheus scraping tidemark under loadgen stress (loopback)"
+python3 deploy/test/live_alerts.py --release "$release"
