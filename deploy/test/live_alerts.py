@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -232,6 +233,10 @@ def main():
     if not a.scenario:
         for (title, expr), seen in queries.items():
             checks.check(seen is not None, f"dashboard: {title!r} returns data" + (f" ({seen})" if seen else ""), expr)
+    if checks.failed or a.keep:
+        print(f"work folders (logs, Prometheus data) kept in {root}")
+    else:
+        shutil.rmtree(root, ignore_errors=True)
     print(f"{checks.passed} passed, {checks.failed} failed")
     return 1 if checks.failed else 0
 
