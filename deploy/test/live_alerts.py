@@ -128,6 +128,7 @@ class Prometheus:
                 time.sleep(0.2)
                 continue
             return
+        self.stop()
         raise RuntimeError(f"prometheus did not start; see {work / 'prometheus.log'}")
 
     def firing(self):
