@@ -145,8 +145,7 @@ struct PlanProgress {
     outstanding: usize,
     failed: bool,
     superseded: bool,
-    /// The next step waits: a cache the controller reads is being relisted, and the relisted
-    /// state may cancel the plan.
+    /// The next step waited for a relist: the plan ends there and the key decides again.
     held: bool,
     requeue_after: Option<Duration>,
     started: Instant,
@@ -182,9 +181,9 @@ pub struct Shard {
     cache: ShardCache,
     watermarks: PerResource<Option<ResourceVersion>>,
     synced: PerResource<bool>,
-    /// Caches whose watch ended for a relist that has not been replaced yet: they are known to
-    /// miss events, for as long as the relist takes (the reflector's backoff among it).
-    relisting: PerResource<bool>,
+    /// Since when each cache whose watch ended for a relist has waited for it: it misses
+    /// events for certain until the list lands (the reflector's backoff among it).
+    relisting: PerResource<Option<Instant>>,
     controllers: Vec<Controller>,
     writes: AHashMap<WriteId, PendingWrite>,
     next_write: u64,
@@ -295,21 +294,35 @@ impl Shard {
         self.known.learn(revision, now);
     }
 
-    /// The watch of `resource` ended and its cache waits for a relist ([`replace`](Self::replace)):
-    /// until then it misses events for certain. A controller in the `tidemark` mode that reads it
-    /// starts no reconcile and sends no further step of a running plan, so a plan the relisted
-    /// state makes obsolete is cancelled before its next step rather than after.
-    pub fn relisting(&mut self, resource: Resource) {
-        *self.relisting.get_mut(resource) = true;
+    /// The watch of `resource` ended at `now` and its cache waits for a relist
+    /// ([`replace`](Self::replace)): until then it misses events for certain. A controller in
+    /// the `tidemark` mode that reads it starts no reconcile and sends no further step of a
+    /// running plan, so a plan the relisted state makes obsolete is cancelled before its next
+    /// step rather than after. The hold lasts at most the lag threshold: a relist that takes
+    /// longer (the reflector's backoff grows to 30 s in a storm of `410`s) leaves a cache that
+    /// is known to lag like any other, whose destructive decisions need a live read, and the
+    /// controller goes on.
+    pub fn relisting(&mut self, resource: Resource, now: Instant) {
+        let since = self.relisting.get_mut(resource);
+        if since.is_none() {
+            *since = Some(now);
+        }
     }
 
-    /// Whether a controller of `mode` reading `reads` must wait for a relist to finish.
+    /// Whether a controller of `mode` reading `reads` waits for a relist at `now`.
     fn waits_for_relist(
-        relisting: &PerResource<bool>,
+        relisting: &PerResource<Option<Instant>>,
+        hold: Duration,
         mode: ConsistencyMode,
         reads: &[Resource],
+        now: Instant,
     ) -> bool {
-        mode.is_tidemark() && reads.iter().any(|r| *relisting.get(*r))
+        mode.is_tidemark()
+            && reads.iter().any(|r| {
+                relisting
+                    .get(*r)
+                    .is_some_and(|since| now.saturating_duration_since(since) < hold)
+            })
     }
 
     /// Whether the cache of `resource` is known to lag at `now`: it misses a revision the process
@@ -584,7 +597,7 @@ impl Shard {
             self.observe_gone(object, false, now);
         }
         *self.synced.get_mut(resource) = true;
-        *self.relisting.get_mut(resource) = false;
+        *self.relisting.get_mut(resource) = None;
         // A list is as fresh as the server's answer.
         *self.delay.get_mut(resource) = Duration::ZERO;
         *self.watermarks.get_mut(resource) = version;
@@ -789,7 +802,13 @@ impl Shard {
         }
         plan.outstanding -= 1;
         if plan.outstanding == 0 {
-            let hold = Self::waits_for_relist(&self.relisting, c.mode, c.reconciler.reads());
+            let hold = Self::waits_for_relist(
+                &self.relisting,
+                self.lag_threshold,
+                c.mode,
+                c.reconciler.reads(),
+                now,
+            );
             Self::advance_plan(
                 &mut self.writes,
                 &mut self.next_write,
@@ -880,6 +899,13 @@ impl Shard {
 
     /// Runs due timers and every ready key, and moves what the shard wants done into `out`.
     pub fn poll(&mut self, ctx: &Context, out: &mut Vec<Output>) {
+        for resource in Resource::ALL {
+            let since = self.relisting.get_mut(resource);
+            if since.is_some_and(|t| ctx.now.saturating_duration_since(t) >= self.lag_threshold) {
+                // The hold is over; the cache now counts as lagging by what it misses.
+                *since = None;
+            }
+        }
         for index in 0..self.controllers.len() {
             self.poll_controller(index, ctx);
         }
@@ -929,7 +955,13 @@ impl Shard {
         {
             return;
         }
-        if Self::waits_for_relist(&self.relisting, c.mode, c.reconciler.reads()) {
+        if Self::waits_for_relist(
+            &self.relisting,
+            self.lag_threshold,
+            c.mode,
+            c.reconciler.reads(),
+            now,
+        ) {
             return;
         }
         let held: SmallVec<[ObjectKey; 4]> = c
@@ -939,6 +971,13 @@ impl Shard {
             .map(|(k, _)| k.clone())
             .collect();
         for key in held {
+            // A plan is never resumed after a hold: its next steps were decided on the cache
+            // before the relist, and the writes it already made may not be in the cache yet.
+            // The key decides again, through the gate, on the cache as it is now.
+            if let Some(plan) = c.plans.get_mut(&key) {
+                plan.superseded = true;
+                plan.requeue_after = Some(Duration::ZERO);
+            }
             Self::advance_plan(
                 &mut self.writes,
                 &mut self.next_write,
@@ -1204,9 +1243,16 @@ impl Shard {
 
     /// The earliest timer of any controller.
     pub fn next_deadline(&self) -> Option<Instant> {
+        // A relist's hold ends on its own: the shard must poll then (`poll` forgets holds that
+        // are over, so none of these is in the past).
+        let holds = Resource::ALL
+            .iter()
+            .filter_map(|r| *self.relisting.get(*r))
+            .map(|since| since + self.lag_threshold);
         self.controllers
             .iter()
             .filter_map(|c| c.queue.next_deadline())
+            .chain(holds)
             .min()
     }
 

@@ -101,7 +101,7 @@ fn first_create_answered_while_relisting(
     let (mut s, _, now) = listed_without_pods(mode, 16);
     let first = writes(&mut s, now);
     assert_eq!(creates(&first), 1, "slow start sends one create first");
-    s.relisting(Resource::ReplicaSets);
+    s.relisting(Resource::ReplicaSets, now);
     s.write_done(first[0].id, written(31), now);
     let during = writes(&mut s, now);
     (s, during, now)
@@ -131,7 +131,7 @@ fn no_plan_step_goes_out_while_a_cache_it_reads_waits_for_its_relist() {
 }
 
 #[test]
-fn a_held_plan_step_goes_out_once_the_relist_shows_the_same_spec() {
+fn a_held_plan_is_decided_again_once_the_relist_lands() {
     let (mut s, _, now) = first_create_answered_while_relisting(ConsistencyMode::Tidemark);
     s.replace(
         Resource::ReplicaSets,
@@ -139,7 +139,40 @@ fn a_held_plan_step_goes_out_once_the_relist_shows_the_same_spec() {
         Some(rv(32)),
         now,
     );
-    assert_eq!(creates(&writes(&mut s, now)), 2, "the next batch of two");
+    assert!(
+        writes(&mut s, now).is_empty(),
+        "its own create (31) is not in the Pod cache: the new decision waits for it"
+    );
+    s.advance(Resource::Pods, rv(32), now);
+    let pod = pod(&replicaset_json("ns", "web", 16, 30), "first", 31, true);
+    s.apply(Change::Applied(Object::Pod(pod)), now);
+    s.advance(Resource::Pods, rv(33), now);
+    assert!(
+        creates(&writes(&mut s, now)) > 0,
+        "once the cache has it, the key creates what is still missing"
+    );
+}
+
+#[test]
+fn a_relist_that_takes_longer_than_the_lag_threshold_holds_nothing_after_it() {
+    let (mut s, during, now) = first_create_answered_while_relisting(ConsistencyMode::Tidemark);
+    assert_eq!(creates(&during), 0);
+    assert_eq!(
+        s.next_deadline(),
+        Some(now + LAG_THRESHOLD),
+        "the shard wakes when the hold ends"
+    );
+    let later = now + LAG_THRESHOLD;
+    assert_eq!(creates(&writes(&mut s, later)), 0, "the held plan ends");
+    assert_eq!(
+        creates(&writes(&mut s, later)),
+        0,
+        "the key's new decision waits for its own create"
+    );
+    assert!(
+        s.next_deadline().is_none_or(|at| at > later),
+        "no hold is left to wake for (only the parked key's safety timer)"
+    );
 }
 
 #[test]
