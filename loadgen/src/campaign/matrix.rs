@@ -90,7 +90,9 @@ pub enum FaultClass {
     Stall,
     /// Every watch is dropped three times.
     Drop,
-    /// Watches are dropped and every reconnect from a version is answered 410 for a while.
+    /// Watches are dropped and the next five reconnects from a version are answered 410: with
+    /// client-go's reflector backoff (doubling from 0.8 s, jittered up to twice) the informer
+    /// is back after up to 50 s, so these cells allow that much more to converge.
     GoneStorm,
     /// A fifth of the writes are applied but answered 504.
     LostResponses,
@@ -162,7 +164,7 @@ impl FaultClass {
                 .map(|share| fault("drop-watches", None, at(share), None))
                 .collect(),
             FaultClass::GoneStorm => vec![
-                fault("expire-watches", Some(watched), at(0.2), None).with("count", 10),
+                fault("expire-watches", Some(watched), at(0.2), None).with("count", 5),
                 fault("drop-watches", None, at(0.2), None),
                 fault("drop-watches", None, at(0.4), None),
             ],
@@ -203,6 +205,10 @@ impl fmt::Display for FaultClass {
         f.write_str(self.name())
     }
 }
+
+/// The longest the reflector backs off over the storm's five relists: 0.8 + 1.6 + 3.2 + 6.4 +
+/// 12.8 s, each jittered up to twice that.
+const GONE_STORM_BACKOFF_SECONDS: f64 = 50.0;
 
 /// Builds one fault table.
 fn fault(kind: &str, resource: Option<&str>, from: f64, until: Option<f64>) -> Table {
@@ -347,6 +353,18 @@ pub fn cell(controller: Controller, class: FaultClass) -> Result<Cell, CellError
         {
             check.push(Value::String("leader-single-writer".into()));
         }
+    }
+    if class == FaultClass::GoneStorm
+        && let Some(Value::Table(invariants)) = table.get_mut("invariants")
+    {
+        let bound = invariants
+            .get("convergence_bound_seconds")
+            .and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)))
+            .unwrap_or(30.0);
+        invariants.insert(
+            "convergence_bound_seconds".into(),
+            Value::Float(bound + GONE_STORM_BACKOFF_SECONDS),
+        );
     }
     if class == FaultClass::HostileObjects
         && let Some(Value::Table(invariants)) = table.get_mut("invariants")
