@@ -89,7 +89,9 @@ impl FaultPlan {
             lost_response: rng.f64() * 0.1,
             slow_write: rng.f64() * 0.1,
             slow_write_max: ms(rng, 100, 5_000),
-            crash: (rng.f64() < 0.3).then(|| (ms(rng, 0, until_ms), ms(rng, 200, 3_000))),
+            // The successor starts once the Lease of the crashed process has expired, which
+            // outlasts the writes' deadline (no leader election is modelled: this wait is it).
+            crash: (rng.f64() < 0.3).then(|| (ms(rng, 0, until_ms), ms(rng, 2_500, 6_000))),
         }
     }
 

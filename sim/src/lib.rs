@@ -15,7 +15,7 @@ pub mod scheduler;
 pub mod trace;
 pub mod user;
 pub mod world;
-mod writes;
+pub mod writes;
 
 pub use error::{SimError, parse_seeds};
 pub use explore::{Exploration, explore};

@@ -46,10 +46,29 @@ impl World {
         }
     }
 
+    /// Scales set `set`, once it has settled (its live Pods and its status match the current
+    /// spec, so the manager has seen it and finished acting on it). A change while the manager
+    /// still acts on the previous spec races with it in a way no controller can avoid: a create
+    /// or delete decided just before the change and arriving just after it is judged a
+    /// violation at arrival, however fresh the cache was (creates are not proven at all, and a
+    /// cache trailing by less than the lag threshold counts as current). The stress scenarios
+    /// avoid that race by their timing; the user here waits instead.
     pub(crate) fn scale(&mut self, set: usize, replicas: i32) {
         let Some(name) = self.user.sets.get(set).cloned() else {
             return;
         };
+        let truth = self
+            .store
+            .replicaset_truth()
+            .into_iter()
+            .find(|t| t.name == name);
+        let settled = truth.as_ref().is_none_or(|t| t.is_converged());
+        if !settled {
+            if self.faults.active(self.now()) {
+                self.after(Duration::from_millis(500), Event::Scale { set, replicas });
+            }
+            return;
+        }
         let scaled = self.store.update_with(
             loadgen::Resource::ReplicaSets,
             NAMESPACE,

@@ -88,6 +88,8 @@ pub enum Event {
     },
     /// A write reaches the server (the oracle judges Pod writes now).
     WriteArrives {
+        /// When it was sent.
+        sent: Duration,
         /// The process that sent it.
         epoch: u64,
         /// The shard.
@@ -99,6 +101,8 @@ pub enum Event {
     },
     /// The server commits a write that arrived.
     WriteCommits {
+        /// When it was sent.
+        sent: Duration,
         /// The process that sent it.
         epoch: u64,
         /// The shard.
@@ -313,18 +317,20 @@ impl World {
                 version,
             } => self.listed(informer, list, objects, version),
             Event::WriteArrives {
+                sent,
                 epoch,
                 shard,
                 id,
                 action,
-            } => self.write_arrives(epoch, shard, id, action),
+            } => self.write_arrives(sent, epoch, shard, id, action),
             Event::WriteCommits {
+                sent,
                 epoch,
                 shard,
                 id,
                 action,
                 arrival,
-            } => self.write_commits(epoch, shard, id, action, arrival),
+            } => self.write_commits(sent, epoch, shard, id, action, arrival),
             Event::WriteAnswered {
                 epoch,
                 shard,
@@ -468,6 +474,7 @@ impl World {
                 self.after(
                     latency,
                     Event::WriteArrives {
+                        sent: now,
                         epoch,
                         shard: s,
                         id: request.id,

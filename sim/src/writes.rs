@@ -11,8 +11,20 @@ use tidemark_engine::{
     Action, ResourceVersion, WriteError, WriteErrorKind, WriteId, WriteResult,
 };
 
+/// Every write carries this `timeout` (the writer's `with_deadline`, the renew deadline under
+/// leader election) and the server does not apply it later: a crashed process's last writes
+/// cannot land after its successor started, which waits longer than this (see `faults`).
+pub const WRITE_DEADLINE: Duration = Duration::from_secs(2);
+
 impl World {
-    pub(crate) fn write_arrives(&mut self, epoch: u64, shard: usize, id: WriteId, action: Action) {
+    pub(crate) fn write_arrives(
+        &mut self,
+        sent: Duration,
+        epoch: u64,
+        shard: usize,
+        id: WriteId,
+        action: Action,
+    ) {
         let arrival = arrive(&self.store, &action);
         // Between arrival and commit other writes may commit: the oracle's arrival rule is
         // about exactly that window.
@@ -25,6 +37,7 @@ impl World {
         self.after(
             processing,
             Event::WriteCommits {
+                sent,
                 epoch,
                 shard,
                 id,
@@ -36,13 +49,19 @@ impl World {
 
     pub(crate) fn write_commits(
         &mut self,
+        sent: Duration,
         epoch: u64,
         shard: usize,
         id: WriteId,
         action: Action,
         arrival: Option<ArrivalId>,
     ) {
+        let expired = self.now() > sent + WRITE_DEADLINE;
         let result = match arrival {
+            _ if expired => WriteResult::Failed(WriteError {
+                kind: WriteErrorKind::Server,
+                message: format!("the request's timeout of {WRITE_DEADLINE:?} passed: not applied"),
+            }),
             Some(arrival) => {
                 let result =
                     loadgen::arrival::sync_scope(arrival, || perform(&self.store, &action));
@@ -51,6 +70,9 @@ impl World {
             }
             None => perform(&self.store, &action),
         };
+        if expired && let Some(arrival) = arrival {
+            self.store.depart(arrival);
+        }
         let now = self.now();
         let lost = self.faults.loses_response(&mut self.rng, now);
         self.note(format_args!(
