@@ -26,7 +26,10 @@ pub struct Kubelet {
 
 impl World {
     pub(crate) fn kubelet_tick(&mut self) {
-        let (pods, _) = self.store.all(loadgen::Resource::Pods, None);
+        let (mut pods, _) = self.store.all(loadgen::Resource::Pods, None);
+        // In the order they last changed, not by name: names carry random suffixes, and the
+        // engine's choice among tied Pods is not a function of the seed (see `pod_label`).
+        pods.sort_by_key(|pod| pod.rv);
         for pod in pods {
             let v = &pod.value;
             let uid = meta_str(v, "uid").to_string();
@@ -74,7 +77,8 @@ impl World {
         );
         if started {
             self.kubelet.started += 1;
-            self.note(format_args!("kubelet starts {}/{} on {node}", key.0, key.1));
+            let pod = crate::world::pod_label(&key.0, &key.1);
+            self.note(format_args!("kubelet starts {pod} on {node}"));
         }
     }
 
@@ -98,7 +102,8 @@ impl World {
             )
             .is_ok();
         if removed {
-            self.note(format_args!("kubelet removes {}/{}", key.0, key.1));
+            let pod = crate::world::pod_label(&key.0, &key.1);
+            self.note(format_args!("kubelet removes {pod}"));
         }
     }
 }

@@ -552,6 +552,17 @@ fn canonical(output: &Output) -> (u8, &'static str, String, String) {
     }
 }
 
+/// A Pod as the trace names it: by its generated prefix, without the random suffix. Which of
+/// several Pods tied in the ReplicaSet controller's deletion ranking is deleted depends on the
+/// engine's hash order (per process): the trace records that one of them was, so the same seed
+/// gives the same trace in every process.
+pub(crate) fn pod_label(namespace: &str, name: &str) -> String {
+    match name.rsplit_once('-') {
+        Some((prefix, suffix)) if suffix.len() == 5 => format!("{namespace}/{prefix}-*"),
+        _ => format!("{namespace}/{name}"),
+    }
+}
+
 /// The object a write is about, for the trace.
 pub(crate) fn describe(action: &Action) -> String {
     match action {
@@ -564,6 +575,11 @@ pub(crate) fn describe(action: &Action) -> String {
                 .or(body["metadata"]["name"].as_str())
                 .unwrap_or("?")
         ),
+        Action::Delete {
+            resource: Resource::Pods,
+            key,
+            ..
+        } => pod_label(key.namespace(), key.name()),
         Action::Delete { key, .. } | Action::Patch { key, .. } | Action::UpdateStatus { key, .. } => {
             key.to_string()
         }
