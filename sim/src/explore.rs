@@ -27,11 +27,7 @@ impl Exploration {
 
 /// Runs every seed of `seeds` with `template` (its seed replaced); stops at the first failure
 /// unless `keep_going`.
-pub fn explore(
-    template: &SimConfig,
-    seeds: std::ops::Range<u64>,
-    keep_going: bool,
-) -> Exploration {
+pub fn explore(template: &SimConfig, seeds: std::ops::Range<u64>, keep_going: bool) -> Exploration {
     let started = Instant::now();
     let mut result = Exploration {
         runs: 0,

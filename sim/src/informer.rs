@@ -128,7 +128,9 @@ impl World {
             return;
         }
         let resource = self.informers[i].resource;
-        self.note(format_args!("{resource} list at {version} replaces the caches"));
+        self.note(format_args!(
+            "{resource} list at {version} replaces the caches"
+        ));
         let mut per_shard = vec![Vec::new(); self.shards.len()];
         let mut placements = Placements::new(&self.router);
         for object in objects {

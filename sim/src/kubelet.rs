@@ -3,11 +3,11 @@
 //! writes loadgen's kubelet emulation makes (loadgen/src/kubelet.rs).
 
 use crate::world::{Event, World};
+use loadgen::DeleteOptions;
 use loadgen::kubelet::{KUBELET_USER_AGENT, node_name, start_pod};
 use loadgen::object::meta_str;
 use loadgen::oracle::Verb;
 use loadgen::store::Preconditions;
-use loadgen::DeleteOptions;
 use std::collections::HashSet;
 use std::time::Duration;
 

@@ -110,7 +110,9 @@ pub fn run(config: &SimConfig) -> Outcome {
     ));
     world.seed_workload(config.fault_window);
     world.queue.at(Duration::from_millis(10), Event::Start);
-    world.queue.at(Duration::from_millis(50), Event::KubeletTick);
+    world
+        .queue
+        .at(Duration::from_millis(50), Event::KubeletTick);
     if let Some((at, down)) = crash {
         world.queue.at(at, Event::Crash);
         world.queue.at(at + down, Event::Start);

@@ -580,8 +580,8 @@ pub(crate) fn describe(action: &Action) -> String {
             key,
             ..
         } => pod_label(key.namespace(), key.name()),
-        Action::Delete { key, .. } | Action::Patch { key, .. } | Action::UpdateStatus { key, .. } => {
-            key.to_string()
-        }
+        Action::Delete { key, .. }
+        | Action::Patch { key, .. }
+        | Action::UpdateStatus { key, .. } => key.to_string(),
     }
 }

@@ -7,9 +7,7 @@ use crate::api::{api_resource, arrive, perform};
 use crate::world::{Answer, Event, Read, World};
 use loadgen::in_flight::ArrivalId;
 use std::time::Duration;
-use tidemark_engine::{
-    Action, ResourceVersion, WriteError, WriteErrorKind, WriteId, WriteResult,
-};
+use tidemark_engine::{Action, ResourceVersion, WriteError, WriteErrorKind, WriteId, WriteResult};
 
 /// Every write carries this `timeout` (the writer's `with_deadline`, the renew deadline under
 /// leader election) and the server does not apply it later: a crashed process's last writes
