@@ -34,6 +34,8 @@ pub struct Informer {
     last_delivery: Duration,
     /// When progress last reached the shards.
     last_progress: Duration,
+    /// The highest progress marker sent so far (delivered or in flight).
+    progress_sent: u64,
 }
 
 impl Informer {
@@ -49,6 +51,7 @@ impl Informer {
             placements: Placements::new(router),
             last_delivery: Duration::ZERO,
             last_progress: Duration::ZERO,
+            progress_sent: 0,
         }
     }
 
@@ -154,6 +157,7 @@ impl World {
         informer.watching = true;
         informer.last_delivery = t;
         informer.last_progress = t;
+        informer.progress_sent = version;
         let watch = informer.watch;
         let next = pull_interval(&mut self.rng);
         self.after(next, Event::Pull { informer: i, watch });
@@ -175,6 +179,7 @@ impl World {
             let informer = &mut self.informers[i];
             informer.watch += 1;
             informer.pos = informer.delivered;
+            informer.progress_sent = informer.delivered;
             let (watch, from) = (informer.watch, informer.delivered);
             if self.faults.gone(&mut self.rng, now) {
                 self.end_for_relist(i, "dropped, resumed with 410 Gone");
@@ -194,16 +199,18 @@ impl World {
             }
             LogRead::Events(events, read_to) => (events, read_to),
         };
-        // The simulated server sends a bookmark every 0.3 to 1 s; the watch is read about
-        // every 0.1 s.
-        let bookmark = read_to > pos && self.rng.f64() < 0.3;
+        // The simulated server sends a bookmark with its current revision every 0.3 to 1 s,
+        // quiet resource or not; the watch is read about every 0.1 s.
+        let bookmark = read_to > self.informers[i].progress_sent && self.rng.f64() < 0.3;
         let progress = if bookmark {
             Some(read_to)
         } else {
             events.last().map(|e| e.rev)
         };
         self.informers[i].pos = read_to;
-        if progress.is_some() {
+        if let Some(p) = progress {
+            let informer = &mut self.informers[i];
+            informer.progress_sent = informer.progress_sent.max(p);
             let delay = self.faults.watch_delay(&mut self.rng, resource, now);
             let informer = &mut self.informers[i];
             let at = informer.last_delivery.max(now + delay);
