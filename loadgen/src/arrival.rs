@@ -24,6 +24,13 @@ pub fn current() -> Option<ArrivalId> {
     CURRENT.try_with(|id| *id).ok()
 }
 
+/// Runs `commit` as the request `id` (from [`Store::arrive`]): a synchronous caller (the
+/// deterministic simulation, which has no tokio task per request) commits inside it so the
+/// oracle applies the verdict reached at arrival.
+pub fn sync_scope<R>(id: ArrivalId, commit: impl FnOnce() -> R) -> R {
+    CURRENT.sync_scope(id, commit)
+}
+
 /// What kind of Pod write a request is, if it is one the oracle judges.
 enum PodWrite {
     Create(String),

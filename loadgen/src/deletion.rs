@@ -145,9 +145,10 @@ fn check_preconditions(
 }
 
 fn deletion_timestamp(grace: i64) -> String {
-    let at = jiff::Timestamp::now()
+    let now = crate::object::now_timestamp();
+    let at = now
         .checked_add(jiff::SignedDuration::from_secs(grace))
-        .unwrap_or_else(|_| jiff::Timestamp::now());
+        .unwrap_or(now);
     at.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 

@@ -2,11 +2,30 @@
 
 use serde_json::{Map, Value};
 
+thread_local! {
+    /// A wall clock this thread's writes stamp instead of the system's (Unix seconds): the
+    /// deterministic simulation (`sim/`) runs the store on virtual time.
+    static WALL_CLOCK: std::cell::Cell<Option<i64>> = const { std::cell::Cell::new(None) };
+}
+
+/// Stamps timestamps written on this thread with `unix_secs` instead of the system clock
+/// (`None`: the system clock again). For a simulation that runs the store on virtual time, so
+/// that decisions reading timestamps (a Pod's age, how long it has been ready) replay exactly.
+pub fn set_wall_clock(unix_secs: Option<i64>) {
+    WALL_CLOCK.with(|c| c.set(unix_secs));
+}
+
+/// Now, as timestamps are written: the system clock, or the one [`set_wall_clock`] set.
+pub fn now_timestamp() -> jiff::Timestamp {
+    WALL_CLOCK
+        .with(std::cell::Cell::get)
+        .and_then(|secs| jiff::Timestamp::from_second(secs).ok())
+        .unwrap_or_else(jiff::Timestamp::now)
+}
+
 /// The current UTC time as an RFC 3339 timestamp with seconds precision, e.g. `2026-01-01T00:00:00Z`.
 pub fn now_rfc3339() -> String {
-    jiff::Timestamp::now()
-        .strftime("%Y-%m-%dT%H:%M:%SZ")
-        .to_string()
+    now_timestamp().strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
 /// Five random lowercase alphanumerics, as the real server appends to `generateName`.

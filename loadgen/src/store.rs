@@ -917,6 +917,11 @@ impl Store {
         self.inner.lock().oracle.violations().to_vec()
     }
 
+    /// How many violations the oracle found (cheap: the simulation checks it after every step).
+    pub fn violation_count(&self) -> usize {
+        self.inner.lock().oracle.violations().len()
+    }
+
     /// Every write recorded.
     pub fn writes(&self) -> Vec<WriteRecord> {
         self.inner.lock().oracle.writes().to_vec()

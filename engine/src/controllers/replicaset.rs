@@ -179,7 +179,11 @@ pub fn rank_for_deletion(pods: &mut [&PodView], now_unix: i64) {
         if ord != Ordering::Equal {
             return ord;
         }
-        b.created.cmp(&a.created)
+        // Upstream's sort leaves ties in any order; the name makes the choice one a replay
+        // (tidemark-sim) repeats, instead of the cache's per-process hash order.
+        b.created
+            .cmp(&a.created)
+            .then_with(|| a.key.name().cmp(b.key.name()))
     });
 }
 

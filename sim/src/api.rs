@@ -1,0 +1,169 @@
+//! The simulated server's side of a request: the engine's writes and reads carried out with the
+//! same `Store` calls loadgen's HTTP handlers make, answered as the runtime's writer classifies
+//! them (actors/src/errors.rs), and objects decoded as the informer decodes them.
+
+use loadgen::store::{Arriving, Preconditions, Store, Subresource, WriteOptions};
+use loadgen::{ApiError, DeleteOptions};
+use tidemark_engine::{
+    Action, DaemonSetView, DecodeError, JobView, LeaseView, NodeView, Object, PodView,
+    ReplicaSetView, Resource, StatefulSetView, WriteError, WriteErrorKind, WriteResult,
+};
+
+/// The `User-Agent` the simulated manager's writes carry.
+pub const USER_AGENT: &str = "tidemark-sim";
+
+/// loadgen's name for an engine resource.
+pub fn api_resource(resource: Resource) -> loadgen::Resource {
+    match resource {
+        Resource::Pods => loadgen::Resource::Pods,
+        Resource::ReplicaSets => loadgen::Resource::ReplicaSets,
+        Resource::Nodes => loadgen::Resource::Nodes,
+        Resource::Leases => loadgen::Resource::Leases,
+        Resource::StatefulSets => loadgen::Resource::StatefulSets,
+        Resource::PersistentVolumeClaims => loadgen::Resource::PersistentVolumeClaims,
+        Resource::ControllerRevisions => loadgen::Resource::ControllerRevisions,
+        Resource::Jobs => loadgen::Resource::Jobs,
+        Resource::DaemonSets => loadgen::Resource::DaemonSets,
+    }
+}
+
+/// Decodes one stored object into the engine's view of it, as the informer does
+/// (actors/src/informer/decode.rs).
+pub fn decode(resource: Resource, bytes: &[u8]) -> Result<Object, DecodeError> {
+    match resource {
+        Resource::Pods => PodView::decode(bytes).map(|(p, _)| Object::Pod(p)),
+        Resource::ReplicaSets => ReplicaSetView::from_json(bytes).map(Object::ReplicaSet),
+        Resource::Nodes => NodeView::from_json(bytes).map(Object::Node),
+        Resource::Leases => LeaseView::from_json(bytes).map(Object::Lease),
+        Resource::StatefulSets => StatefulSetView::from_json(bytes).map(Object::StatefulSet),
+        Resource::Jobs => JobView::from_json(bytes).map(Object::Job),
+        Resource::DaemonSets => DaemonSetView::from_json(bytes).map(Object::DaemonSet),
+        Resource::PersistentVolumeClaims | Resource::ControllerRevisions => Err(
+            DecodeError::Malformed(format!("{resource} are written, never cached")),
+        ),
+    }
+}
+
+/// The write error the runtime's writer reports for an API error (by HTTP code and reason).
+fn classify(error: &ApiError) -> WriteError {
+    let kind = match error {
+        ApiError::AlreadyExists { .. } => WriteErrorKind::AlreadyExists,
+        ApiError::Conflict { .. } => WriteErrorKind::Conflict,
+        _ => match error.code() {
+            404 => WriteErrorKind::NotFound,
+            400 | 422 => WriteErrorKind::Invalid,
+            429 => WriteErrorKind::Throttled,
+            _ => WriteErrorKind::Server,
+        },
+    };
+    WriteError {
+        kind,
+        message: error.to_string(),
+    }
+}
+
+/// A Pod create or delete reaching the server: the oracle judges it now. `None` for other
+/// writes, and for deletes of Pods that are not live.
+pub fn arrive(store: &Store, action: &Action) -> Option<loadgen::in_flight::ArrivalId> {
+    match action {
+        Action::Create {
+            resource: Resource::Pods,
+            namespace,
+            body,
+        } => store.arrive(namespace, Arriving::Create(body)),
+        Action::Delete {
+            resource: Resource::Pods,
+            key,
+            ..
+        } => store.arrive(key.namespace(), Arriving::Delete(key.name())),
+        _ => None,
+    }
+}
+
+/// Carries out `action` as loadgen's handler for its request does, and answers as the writer
+/// would.
+pub fn perform(store: &Store, action: &Action) -> WriteResult {
+    let ua = Some(USER_AGENT);
+    let opts = WriteOptions::request(false);
+    let written = |r: Result<std::sync::Arc<loadgen::store::Stored>, ApiError>| match r {
+        Ok(stored) => WriteResult::Written {
+            resource_version: stored.rv.to_string(),
+        },
+        Err(e) => WriteResult::Failed(classify(&e)),
+    };
+    match action {
+        Action::Create {
+            resource,
+            namespace,
+            body,
+        } => written(store.create_with(api_resource(*resource), namespace, body.clone(), ua, opts)),
+        Action::UpdateStatus {
+            resource,
+            key,
+            body,
+        } => written(store.update_opts(
+            api_resource(*resource),
+            key.namespace(),
+            key.name(),
+            body.clone(),
+            Subresource::Status,
+            ua,
+            opts,
+        )),
+        Action::Patch {
+            resource,
+            key,
+            patch,
+        } => written(merge_patch(store, api_resource(*resource), key, patch)),
+        Action::Delete { resource, key, uid } => {
+            let delete = DeleteOptions {
+                preconditions: Preconditions {
+                    uid: Some(uid.to_string()),
+                    resource_version: None,
+                },
+                ..DeleteOptions::default()
+            };
+            match store.delete_opts(
+                api_resource(*resource),
+                key.namespace(),
+                key.name(),
+                &delete,
+                ua,
+            ) {
+                Ok(_) => WriteResult::Deleted,
+                Err(e) => WriteResult::Failed(classify(&e)),
+            }
+        }
+    }
+}
+
+/// A merge PATCH: read, patch, update, again on a conflict (the handler's loop, without the
+/// type checks a simulated manager's own patches never need).
+fn merge_patch(
+    store: &Store,
+    resource: loadgen::Resource,
+    key: &tidemark_engine::ObjectKey,
+    patch: &serde_json::Value,
+) -> Result<std::sync::Arc<loadgen::store::Stored>, ApiError> {
+    let (ns, name) = (key.namespace(), key.name());
+    for _ in 0..16 {
+        let Some(current) = store.get(resource, ns, name) else {
+            return Err(ApiError::not_found(resource.plural(), name));
+        };
+        let mut object = current.value.clone();
+        loadgen::patch::merge_patch(&mut object, patch);
+        match store.update_opts(
+            resource,
+            ns,
+            name,
+            object,
+            Subresource::Main,
+            Some(USER_AGENT),
+            WriteOptions::request(false),
+        ) {
+            Err(ApiError::Conflict { .. }) => continue,
+            other => return other,
+        }
+    }
+    Err(ApiError::conflict_modified(resource.plural(), name))
+}

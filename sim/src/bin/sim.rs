@@ -1,0 +1,152 @@
+//! `sim`: run one seed (`sim run --seed N`) or many (`sim explore --seeds 1..10000`).
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+use tidemark_engine::ConsistencyMode;
+use tidemark_sim::{Outcome, SimConfig, SimError, explore, parse_seeds, run};
+
+#[derive(Parser)]
+#[command(about = "Deterministic simulation of Tidemark's shards against loadgen's store")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Args, Clone)]
+struct Common {
+    /// naive, upstream-1.35, upstream-1.36 or tidemark.
+    #[arg(long, default_value = "tidemark")]
+    mode: String,
+    /// Shards (1 to 4); drawn from the seed when not given.
+    #[arg(long)]
+    shards: Option<usize>,
+    /// Run without faults (checks the harness itself).
+    #[arg(long)]
+    no_faults: bool,
+    /// Trace lines printed with a failure.
+    #[arg(long, default_value_t = 40)]
+    tail: usize,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run one seed and print its verdict and trace hash.
+    Run {
+        /// The seed.
+        #[arg(long)]
+        seed: u64,
+        /// Print every trace line.
+        #[arg(long)]
+        trace: bool,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Run a range of seeds; print seeds per second and the first failing seed.
+    Explore {
+        /// Seeds, as `A..B` (B excluded), `A..=B` or `N`.
+        #[arg(long, default_value = "1..1000")]
+        seeds: String,
+        /// Go on after the first failure and count them all.
+        #[arg(long)]
+        keep_going: bool,
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+fn config(seed: u64, common: &Common) -> Result<SimConfig, SimError> {
+    let mode: ConsistencyMode = common.mode.parse()?;
+    if let Some(n) = common.shards
+        && !(1..=4).contains(&n)
+    {
+        return Err(SimError::Shards(n));
+    }
+    let mut config = SimConfig::new(seed, mode);
+    config.shards = common.shards;
+    config.faults = !common.no_faults;
+    config.trace_tail = common.tail;
+    Ok(config)
+}
+
+fn report(outcome: &Outcome) {
+    println!(
+        "seed {} mode {} shards {}: {:?} after {} events, {:.1} s virtual, trace {:016x}",
+        outcome.seed,
+        outcome.mode,
+        outcome.shards,
+        outcome.end,
+        outcome.events,
+        outcome.virtual_time.as_secs_f64(),
+        outcome.trace_hash
+    );
+    for v in &outcome.violations {
+        println!(
+            "  violation {:?} at revision {}: {}/{} pod {} (live {}, in flight {}, desired {}, at arrival {})",
+            v.kind,
+            v.revision,
+            v.namespace,
+            v.replicaset,
+            v.pod,
+            v.live,
+            v.in_flight,
+            v.desired,
+            v.at_arrival
+        );
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run {
+            seed,
+            trace,
+            common,
+        } => config(seed, &common).map(|mut config| {
+            config.full_trace = trace;
+            let outcome = run(&config);
+            report(&outcome);
+            if let Some(full) = &outcome.full {
+                full.iter().for_each(|line| println!("{line}"));
+            } else if !outcome.passed() {
+                println!("last {} events:", outcome.tail.len());
+                outcome.tail.iter().for_each(|line| println!("  {line}"));
+            }
+            outcome.passed()
+        }),
+        Command::Explore {
+            seeds,
+            keep_going,
+            common,
+        } => parse_seeds(&seeds).and_then(|range| {
+            let config = config(range.start, &common)?;
+            let found = explore(&config, range, keep_going);
+            println!(
+                "{} seeds in {:.2} s: {:.0} seeds/s, {} failed",
+                found.runs,
+                found.elapsed.as_secs_f64(),
+                found.seeds_per_second(),
+                found.failures
+            );
+            if let (Some(first), Some(n)) = (&found.first_failure, found.seeds_to_first_failure) {
+                println!("first failure after {n} seeds:");
+                report(first);
+                println!("last {} events:", first.tail.len());
+                first.tail.iter().for_each(|line| println!("  {line}"));
+                println!(
+                    "replay: sim run --seed {} --mode {}",
+                    first.seed, first.mode
+                );
+            }
+            Ok(found.failures == 0)
+        }),
+    };
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("sim: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,61 @@
+//! The virtual clock: a fixed base `Instant` plus a virtual offset, and a wall clock that starts
+//! at a fixed date, so nothing a run decides depends on when or how fast it runs.
+
+use std::time::{Duration, Instant};
+
+/// 2026-01-01T00:00:00Z: the wall clock every run starts at.
+pub const WALL_START_UNIX: i64 = 1_767_225_600;
+
+/// Time as the simulated process and the simulated server see it.
+#[derive(Clone, Debug)]
+pub struct VirtualClock {
+    base: Instant,
+    offset: Duration,
+}
+
+impl VirtualClock {
+    /// A clock at offset zero.
+    pub fn new() -> Self {
+        Self {
+            base: Instant::now(),
+            offset: Duration::ZERO,
+        }
+    }
+
+    /// Time since the run began.
+    pub fn elapsed(&self) -> Duration {
+        self.offset
+    }
+
+    /// Moves the clock to `offset`; never backwards.
+    pub fn advance_to(&mut self, offset: Duration) {
+        self.offset = self.offset.max(offset);
+        loadgen::object::set_wall_clock(Some(self.unix_secs()));
+    }
+
+    /// The monotonic reading passed to the engine as `now`.
+    pub fn now(&self) -> Instant {
+        self.base + self.offset
+    }
+
+    /// The wall clock in Unix seconds, for the engine's `Context` and the store's timestamps.
+    pub fn unix_secs(&self) -> i64 {
+        WALL_START_UNIX + self.offset.as_secs() as i64
+    }
+}
+
+impl Default for VirtualClock {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Puts the store's timestamps back on the system clock when a run ends (the thread may run
+/// other tests afterwards).
+pub struct WallClockGuard;
+
+impl Drop for WallClockGuard {
+    fn drop(&mut self) {
+        loadgen::object::set_wall_clock(None);
+    }
+}

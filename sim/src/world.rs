@@ -1,0 +1,587 @@
+//! The simulated world: the engine's real shards, loadgen's real store, and the runtime between
+//! them modelled as scheduler events. Each handler does what the matching actor message does
+//! (actors/src/shard_actor.rs): feed the shard, then pump it (poll, carry out its outputs, arm
+//! its timer for `next_deadline`).
+
+use crate::clock::VirtualClock;
+use crate::faults::FaultPlan;
+use crate::informer::Informer;
+use crate::kubelet::Kubelet;
+use crate::scheduler::Scheduler;
+use crate::trace::Trace;
+use crate::user::User;
+use loadgen::in_flight::ArrivalId;
+use loadgen::store::Store;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tidemark_engine::{
+    Action, BarrierId, ConsistencyMode, ControllerSpec, LiveReadId, ObjectKey, Output,
+    ReplicaSetController, Resource, ResourceVersion, Shard, ShardId, ShardRouter, WriteId,
+    WriteResult,
+};
+
+/// A read the shard asked for (a barrier or a live read), on its way to the server.
+#[derive(Clone, Debug)]
+pub enum Read {
+    /// The current revision.
+    Barrier(BarrierId),
+    /// The current versions of these objects.
+    Objects(LiveReadId, Vec<(Resource, ObjectKey)>),
+}
+
+/// The server's answer to a [`Read`].
+#[derive(Clone, Debug)]
+pub enum Answer {
+    /// The revision read.
+    Barrier(BarrierId, u64),
+    /// Each object's version (`None`: not found).
+    Objects(LiveReadId, Vec<Option<ResourceVersion>>),
+}
+
+/// Something that happens at a moment of virtual time.
+#[derive(Debug)]
+pub enum Event {
+    /// A shard's timer (its `next_deadline`) fires.
+    Timer {
+        /// The shard.
+        shard: usize,
+        /// The process it belongs to.
+        epoch: u64,
+        /// The deadline armed.
+        at: Instant,
+    },
+    /// An informer reads its watch.
+    Pull {
+        /// The informer.
+        informer: usize,
+        /// The watch connection.
+        watch: u64,
+    },
+    /// A watch batch reaches the informer, which routes it to the shards.
+    Deliver {
+        /// The informer.
+        informer: usize,
+        /// The watch connection it came on.
+        watch: u64,
+        /// The events, in revision order.
+        events: Vec<Arc<loadgen::store::Event>>,
+        /// Its progress marker.
+        progress: Option<u64>,
+    },
+    /// An informer's list request reaches the server.
+    List {
+        /// The informer.
+        informer: usize,
+        /// The list attempt.
+        list: u64,
+    },
+    /// A list's answer reaches the informer.
+    Listed {
+        /// The informer.
+        informer: usize,
+        /// The list attempt.
+        list: u64,
+        /// The objects, decoded.
+        objects: Vec<tidemark_engine::Object>,
+        /// The list's revision.
+        version: u64,
+    },
+    /// A write reaches the server (the oracle judges Pod writes now).
+    WriteArrives {
+        /// When it was sent.
+        sent: Duration,
+        /// The process that sent it.
+        epoch: u64,
+        /// The shard.
+        shard: usize,
+        /// Its id.
+        id: WriteId,
+        /// The write.
+        action: Action,
+    },
+    /// The server commits a write that arrived.
+    WriteCommits {
+        /// When it was sent.
+        sent: Duration,
+        /// The process that sent it.
+        epoch: u64,
+        /// The shard.
+        shard: usize,
+        /// Its id.
+        id: WriteId,
+        /// The write.
+        action: Action,
+        /// Its arrival, for the oracle.
+        arrival: Option<ArrivalId>,
+    },
+    /// A write's answer reaches the shard.
+    WriteAnswered {
+        /// The process that sent it.
+        epoch: u64,
+        /// The shard.
+        shard: usize,
+        /// Its id.
+        id: WriteId,
+        /// The answer.
+        result: WriteResult,
+    },
+    /// A read reaches the server.
+    ReadArrives {
+        /// The process that sent it.
+        epoch: u64,
+        /// The shard.
+        shard: usize,
+        /// The read.
+        read: Read,
+    },
+    /// A read's answer reaches the shard.
+    ReadAnswered {
+        /// The process that sent it.
+        epoch: u64,
+        /// The shard.
+        shard: usize,
+        /// The answer.
+        answer: Answer,
+    },
+    /// The kubelet looks at the Pods.
+    KubeletTick,
+    /// The kubelet starts a Pod.
+    PodStarts {
+        /// Namespace and name.
+        key: (String, String),
+        /// Its uid.
+        uid: String,
+    },
+    /// The kubelet removes a terminating Pod.
+    PodRemoved {
+        /// Namespace and name.
+        key: (String, String),
+        /// Its uid.
+        uid: String,
+    },
+    /// The user scales a set.
+    Scale {
+        /// Which set.
+        set: usize,
+        /// To how many.
+        replicas: i32,
+    },
+    /// The process crashes: every shard and cache is lost.
+    Crash,
+    /// The process starts (again): new shards, every cache listed.
+    Start,
+    /// Faults stop.
+    FaultsEnd,
+    /// Liveness: have all sets converged?
+    Check,
+}
+
+/// How a run ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum End {
+    /// Every set converged after the faults stopped.
+    Converged,
+    /// The oracle found a violation.
+    Violated,
+    /// Sets not converged within the bound after faults stopped.
+    NotConverged(Vec<String>),
+    /// The run did not end within its event budget.
+    Runaway,
+}
+
+/// Everything in a run.
+pub struct World {
+    pub(crate) rng: fastrand::Rng,
+    pub(crate) clock: VirtualClock,
+    pub(crate) queue: Scheduler<Event>,
+    pub(crate) store: Store,
+    pub(crate) router: ShardRouter,
+    pub(crate) mode: ConsistencyMode,
+    pub(crate) shards: Vec<Shard>,
+    armed: Vec<Option<Instant>>,
+    /// The process generation: bumped by a crash, so answers to a dead process are dropped.
+    pub(crate) epoch: u64,
+    pub(crate) up: bool,
+    pub(crate) informers: Vec<Informer>,
+    pub(crate) faults: FaultPlan,
+    pub(crate) kubelet: Kubelet,
+    pub(crate) user: User,
+    pub(crate) trace: Trace,
+    outputs: Vec<Output>,
+    /// Faults have stopped; the sets must converge before this.
+    pub(crate) converge_by: Option<Duration>,
+    pub(crate) converge_within: Duration,
+    pub(crate) end: Option<End>,
+}
+
+/// What the world is built from.
+pub struct Setup {
+    /// The run's generator.
+    pub rng: fastrand::Rng,
+    /// Protection mode of the controllers.
+    pub mode: ConsistencyMode,
+    /// Number of shards.
+    pub shards: usize,
+    /// Faults.
+    pub faults: FaultPlan,
+    /// Liveness bound after faults stop.
+    pub converge_within: Duration,
+    /// The trace to record into.
+    pub trace: Trace,
+}
+
+/// The resources the ReplicaSet controller reads, each with its informer.
+pub const WATCHED: [Resource; 2] = [Resource::ReplicaSets, Resource::Pods];
+
+impl World {
+    /// A world with no process running yet.
+    pub fn new(setup: Setup) -> Self {
+        let router = ShardRouter::new(setup.shards);
+        let store = Store::new(setup.faults.history, None);
+        let shards = (0..setup.shards)
+            .map(|i| Self::build_shard(i, setup.mode, &router))
+            .collect();
+        Self {
+            rng: setup.rng,
+            clock: VirtualClock::new(),
+            queue: Scheduler::new(),
+            store,
+            informers: WATCHED.iter().map(|&r| Informer::new(r, &router)).collect(),
+            router,
+            mode: setup.mode,
+            shards,
+            armed: vec![None; setup.shards],
+            epoch: 0,
+            up: false,
+            faults: setup.faults,
+            kubelet: Kubelet::default(),
+            user: User::default(),
+            trace: setup.trace,
+            outputs: Vec::new(),
+            converge_by: None,
+            converge_within: setup.converge_within,
+            end: None,
+        }
+    }
+
+    /// A fresh shard as the manager builds it (actors/src/manager.rs `build_shard`).
+    fn build_shard(index: usize, mode: ConsistencyMode, router: &ShardRouter) -> Shard {
+        let specs = vec![ControllerSpec::new(Box::new(ReplicaSetController), mode)];
+        Shard::new(ShardId(index), specs).with_router(router.clone())
+    }
+
+    /// Now, as virtual time since the start.
+    pub(crate) fn now(&self) -> Duration {
+        self.clock.elapsed()
+    }
+
+    /// One leg of a request's trip, as the faults make it now.
+    pub(crate) fn network(&mut self) -> Duration {
+        let now = self.now();
+        self.faults.network(&mut self.rng, now)
+    }
+
+    /// Records a line of the trace at the current time.
+    pub(crate) fn note(&mut self, what: std::fmt::Arguments<'_>) {
+        let at = self.clock.elapsed();
+        self.trace.record(at, what);
+    }
+
+    /// Schedules `event` `after` from now.
+    pub(crate) fn after(&mut self, after: Duration, event: Event) {
+        let at = self.clock.elapsed() + after;
+        self.queue.at(at, event);
+    }
+
+    /// Runs one event.
+    pub fn handle(&mut self, event: Event) {
+        match event {
+            Event::Timer { shard, epoch, at } => {
+                if epoch == self.epoch && self.up && self.armed[shard] == Some(at) {
+                    self.armed[shard] = None;
+                    self.pump(shard);
+                }
+            }
+            Event::Pull { informer, watch } => self.pull(informer, watch),
+            Event::Deliver {
+                informer,
+                watch,
+                events,
+                progress,
+            } => self.deliver(informer, watch, events, progress),
+            Event::List { informer, list } => self.list(informer, list),
+            Event::Listed {
+                informer,
+                list,
+                objects,
+                version,
+            } => self.listed(informer, list, objects, version),
+            Event::WriteArrives {
+                sent,
+                epoch,
+                shard,
+                id,
+                action,
+            } => self.write_arrives(sent, epoch, shard, id, action),
+            Event::WriteCommits {
+                sent,
+                epoch,
+                shard,
+                id,
+                action,
+                arrival,
+            } => self.write_commits(sent, epoch, shard, id, action, arrival),
+            Event::WriteAnswered {
+                epoch,
+                shard,
+                id,
+                result,
+            } => self.write_answered(epoch, shard, id, result),
+            Event::ReadArrives { epoch, shard, read } => self.read_arrives(epoch, shard, read),
+            Event::ReadAnswered {
+                epoch,
+                shard,
+                answer,
+            } => self.read_answered(epoch, shard, answer),
+            Event::KubeletTick => self.kubelet_tick(),
+            Event::PodStarts { key, uid } => self.pod_starts(key, uid),
+            Event::PodRemoved { key, uid } => self.pod_removed(key, uid),
+            Event::Scale { set, replicas } => self.scale(set, replicas),
+            Event::Crash => self.crash(),
+            Event::Start => self.start(),
+            Event::FaultsEnd => {
+                self.note(format_args!("faults stop"));
+                self.converge_by = Some(self.now() + self.converge_within);
+                self.after(Duration::from_secs(1), Event::Check);
+            }
+            Event::Check => self.check(),
+        }
+    }
+
+    /// The process crashes: shards, caches, version maps, proofs and timers are gone; writes
+    /// already sent still reach the server, their answers reach no one.
+    fn crash(&mut self) {
+        self.note(format_args!("process crashes"));
+        self.epoch += 1;
+        self.up = false;
+        let n = self.shards.len();
+        self.shards = (0..n)
+            .map(|i| Self::build_shard(i, self.mode, &self.router))
+            .collect();
+        self.armed = vec![None; n];
+        for informer in &mut self.informers {
+            informer.stop();
+        }
+    }
+
+    /// The process starts: every informer lists.
+    fn start(&mut self) {
+        let epoch = self.epoch;
+        self.note(format_args!("process starts (epoch {epoch})"));
+        self.up = true;
+        for i in 0..self.informers.len() {
+            let latency = self.network();
+            self.relist(i, latency);
+        }
+    }
+
+    /// Every set converged, or the bound passed.
+    fn check(&mut self) {
+        let behind: Vec<String> = self
+            .store
+            .replicaset_truth()
+            .into_iter()
+            .filter(|t| !t.is_converged())
+            .map(|t| {
+                format!(
+                    "{}/{}: {} live of {}, status {} (generation {} observed {})",
+                    t.namespace,
+                    t.name,
+                    t.live_pods,
+                    t.spec_replicas,
+                    t.status_replicas,
+                    t.generation,
+                    t.observed_generation
+                )
+            })
+            .collect();
+        if behind.is_empty() {
+            self.note(format_args!("every set converged"));
+            self.end = Some(End::Converged);
+        } else if self.converge_by.is_some_and(|by| self.now() >= by) {
+            self.note(format_args!("not converged: {}", behind.join("; ")));
+            self.end = Some(End::NotConverged(behind));
+        } else {
+            self.after(Duration::from_secs(1), Event::Check);
+        }
+    }
+
+    /// Polls shard `s` and carries out what it asks, as the actor's `pump` does; then arms its
+    /// timer.
+    pub(crate) fn pump(&mut self, s: usize) {
+        if !self.up {
+            return;
+        }
+        let ctx = tidemark_engine::Context {
+            now: self.clock.now(),
+            unix_secs: self.clock.unix_secs(),
+        };
+        let mut outputs = std::mem::take(&mut self.outputs);
+        self.shards[s].poll(&ctx, &mut outputs);
+        // The shard's internal maps iterate in a per-process hash order; outputs of one poll
+        // are independent of each other, so a canonical order keeps the schedule a function of
+        // the seed alone.
+        outputs.sort_by_cached_key(canonical);
+        for output in outputs.drain(..) {
+            self.dispatch(s, output);
+        }
+        self.outputs = outputs;
+        let next = self.shards[s].next_deadline();
+        if next != self.armed[s] {
+            self.armed[s] = next;
+            if let Some(at) = next {
+                // A deadline already due runs at the next moment, not this one: the actor's
+                // `run_later(0)` also lets other messages in first.
+                let due = at
+                    .saturating_duration_since(self.clock.now())
+                    .max(Duration::from_micros(100));
+                let epoch = self.epoch;
+                self.after(
+                    due,
+                    Event::Timer {
+                        shard: s,
+                        epoch,
+                        at,
+                    },
+                );
+            }
+        }
+    }
+
+    fn dispatch(&mut self, s: usize, output: Output) {
+        let epoch = self.epoch;
+        let now = self.now();
+        match output {
+            Output::Write(request) => {
+                self.note(format_args!(
+                    "shard {s} sends {} {} {} for {}",
+                    request.action.verb(),
+                    request.action.resource(),
+                    describe(&request.action),
+                    request.owner
+                ));
+                let latency = self.faults.network(&mut self.rng, now);
+                self.after(
+                    latency,
+                    Event::WriteArrives {
+                        sent: now,
+                        epoch,
+                        shard: s,
+                        id: request.id,
+                        action: request.action,
+                    },
+                );
+            }
+            Output::Barrier { id, resource } => {
+                self.note(format_args!("shard {s} reads the revision ({resource})"));
+                let latency = self.faults.network(&mut self.rng, now);
+                self.after(
+                    latency,
+                    Event::ReadArrives {
+                        epoch,
+                        shard: s,
+                        read: Read::Barrier(id),
+                    },
+                );
+            }
+            Output::LiveRead {
+                id, key, objects, ..
+            } => {
+                self.note(format_args!(
+                    "shard {s} reads {} objects live for {key}",
+                    objects.len()
+                ));
+                let latency = self.faults.network(&mut self.rng, now);
+                self.after(
+                    latency,
+                    Event::ReadArrives {
+                        epoch,
+                        shard: s,
+                        read: Read::Objects(id, objects),
+                    },
+                );
+            }
+            Output::Probe {
+                key,
+                resource,
+                target,
+                ..
+            } => {
+                self.note(format_args!(
+                    "shard {s} probes {resource} for {key} (waits for {target})"
+                ));
+                self.probe(resource, target);
+            }
+            Output::Degraded { key, reason, .. } => {
+                self.note(format_args!("shard {s} degraded {key}: {reason}"));
+            }
+            Output::Starving { key, skips, .. } => {
+                self.note(format_args!("shard {s} starving {key} ({skips} skips)"));
+            }
+        }
+    }
+}
+
+/// The order outputs of one poll are carried out in: by kind, then controller and key.
+fn canonical(output: &Output) -> (u8, &'static str, String, String) {
+    match output {
+        Output::Write(r) => (0, r.controller, r.owner.to_string(), describe(&r.action)),
+        Output::Barrier { resource, .. } => (1, "", resource.to_string(), String::new()),
+        Output::LiveRead {
+            controller, key, ..
+        } => (2, controller, key.to_string(), String::new()),
+        Output::Probe {
+            controller, key, ..
+        } => (3, controller, key.to_string(), String::new()),
+        Output::Degraded {
+            controller, key, ..
+        } => (4, controller, key.to_string(), String::new()),
+        Output::Starving {
+            controller, key, ..
+        } => (5, controller, key.to_string(), String::new()),
+    }
+}
+
+/// A Pod as the trace names it: by its generated prefix, without the random suffix. Which of
+/// several Pods tied in the ReplicaSet controller's deletion ranking is deleted depends on the
+/// engine's hash order (per process): the trace records that one of them was, so the same seed
+/// gives the same trace in every process.
+pub(crate) fn pod_label(namespace: &str, name: &str) -> String {
+    match name.rsplit_once('-') {
+        Some((prefix, suffix)) if suffix.len() == 5 => format!("{namespace}/{prefix}-*"),
+        _ => format!("{namespace}/{name}"),
+    }
+}
+
+/// The object a write is about, for the trace.
+pub(crate) fn describe(action: &Action) -> String {
+    match action {
+        Action::Create {
+            namespace, body, ..
+        } => format!(
+            "{namespace}/{}*",
+            body["metadata"]["generateName"]
+                .as_str()
+                .or(body["metadata"]["name"].as_str())
+                .unwrap_or("?")
+        ),
+        Action::Delete {
+            resource: Resource::Pods,
+            key,
+            ..
+        } => pod_label(key.namespace(), key.name()),
+        Action::Delete { key, .. }
+        | Action::Patch { key, .. }
+        | Action::UpdateStatus { key, .. } => key.to_string(),
+    }
+}
