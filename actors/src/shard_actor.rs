@@ -569,7 +569,9 @@ impl Handler<Replace> for ShardActor {
 impl Handler<Relisting> for ShardActor {
     type Result = ();
     fn handle(&mut self, msg: Relisting, ctx: &mut Self::Context) {
-        self.guard(ctx, |shard, _| shard.relisting(msg.resource));
+        self.guard(ctx, |shard, _| {
+            shard.relisting(msg.resource, Instant::now())
+        });
         self.pump(ctx);
     }
 }
