@@ -169,7 +169,10 @@ mod tests {
 
     #[test]
     fn a_resource_version_keeps_its_last_15_digits_and_a_version_its_version() {
-        assert_eq!(last_15_digits(1_234_567_890_123_456_789), 890_123_456_789);
+        assert_eq!(
+            last_15_digits(1_234_567_890_123_456_789),
+            567_890_123_456_789
+        );
         assert_eq!(last_15_digits(42), 42);
         assert_eq!(version_of("apps/v1"), "v1");
         assert_eq!(version_of("v1"), "v1");
