@@ -4,6 +4,7 @@
 
 mod cache;
 mod endpoints;
+mod text_format;
 mod upstream;
 
 pub use endpoints::{router, scrape_serve_options, serve, serve_with};
