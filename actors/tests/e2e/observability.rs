@@ -450,3 +450,38 @@ fn manager_breaker_open(manager: &Manager) -> bool {
         .iter()
         .any(|(_, open)| *open)
 }
+
+#[test]
+fn with_leader_election_the_lease_s_master_status_is_one_once_this_process_leads() {
+    with_runtime(|io| async move {
+        let server = seeded(&io, 1, 1).await;
+        let config = ManagerConfig {
+            shards: 1,
+            controllers: vec!["replicaset".into()],
+            leader_election: Some(tidemark_actors::leader::LeaderElectionConfig::new("me")),
+            ..ManagerConfig::default()
+        };
+        let manager = Manager::start(
+            &config,
+            client_for(&server, &io).await.expect("client"),
+            &io,
+        )
+        .expect("manager");
+        let addr = start_metrics(&io, "127.0.0.1:0".parse().expect("addr"), &manager)
+            .await
+            .expect("metrics endpoint");
+        let mut status = None;
+        for _ in 0..100 {
+            status = Parsed::scrape(addr)
+                .await
+                .get("leader_election_master_status", &[("name", "tidemark")]);
+            if status == Some(1.0) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        manager.stop();
+        server.shutdown().await;
+        assert_eq!(status, Some(1.0), "named after the Lease, 1 while leading");
+    });
+}

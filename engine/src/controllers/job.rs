@@ -541,7 +541,7 @@ mod tests {
             vec![done, pod("b", PodPhase::Running, true, None)],
         );
         let removal = actions(&second).into_iter().find_map(|a| match a {
-            Action::StrategicPatch { key, patch, .. } if key.name() == "a" => Some(patch),
+            Action::StrategicPatch { key, patch, .. } if key.name() == "a" => Some(patch.clone()),
             _ => None,
         });
         assert_eq!(
