@@ -2,7 +2,7 @@
 //! resource and the writers on the I/O runtime, and a view of their figures.
 
 use crate::barrier::{BarrierReads, spawn_reader};
-use crate::events::EventRecorder;
+use crate::events::{EventOptions, EventRecorder};
 use crate::fence::Fence;
 use crate::informer::backoff::ReflectorBackoff;
 use crate::informer::{Informer, InformerLimits, InformerState};
@@ -411,10 +411,14 @@ impl Manager {
             .as_ref()
             .filter(|le| le.fencing)
             .map(|le| le.elector.write_deadline());
-        let events = Arc::new(EventRecorder::new(
+        let events = Arc::new(EventRecorder::with_options(
             client.clone(),
             io.clone(),
             fence.clone(),
+            EventOptions {
+                write_deadline,
+                ..EventOptions::default()
+            },
         ));
         let pool = WriterPool::new(client.clone(), limiter.clone(), fence.clone(), io.clone())
             .with_deadline(write_deadline)

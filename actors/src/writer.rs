@@ -236,7 +236,7 @@ async fn perform_named(client: &Client, action: &Action, deadline: Option<Durati
 }
 
 /// Adds `timeout=<deadline>` to a request's query, as kube-apiserver reads it.
-fn with_server_timeout(
+pub(crate) fn with_server_timeout(
     mut request: http::Request<Vec<u8>>,
     deadline: Option<Duration>,
 ) -> http::Request<Vec<u8>> {

@@ -42,6 +42,10 @@ pub struct EventOptions {
     pub qps: f32,
     /// Event writes at once.
     pub burst: u32,
+    /// With leader election's fencing, the writers' deadline: an Event write not answered
+    /// within it is abandoned (and the server told to give up), so a deposed leader's late
+    /// Event cannot land after a successor took over.
+    pub write_deadline: Option<Duration>,
 }
 
 impl Default for EventOptions {
@@ -52,6 +56,7 @@ impl Default for EventOptions {
             retry_sleep: Duration::from_secs(10),
             qps: 5.0,
             burst: 25,
+            write_deadline: None,
         }
     }
 }
@@ -294,6 +299,25 @@ impl Sink {
         tracing::warn!(object = %event.involved.name, reason = %event.reason, "gave up recording an Event: the API server could not be reached");
     }
 
+    /// Sends `request` under the write deadline, if any.
+    async fn send_request(&self, request: http::Request<Vec<u8>>) -> Result<Stored, kube::Error> {
+        let deadline = self.options.write_deadline;
+        let request = crate::writer::with_server_timeout(request, deadline);
+        match deadline {
+            None => self.client.request::<Stored>(request).await,
+            Some(d) => tokio::time::timeout(
+                d + Duration::from_millis(250),
+                self.client.request::<Stored>(request),
+            )
+            .await
+            .unwrap_or_else(|_| {
+                Err(kube::Error::Service(
+                    format!("no answer within the write deadline of {d:?}").into(),
+                ))
+            }),
+        }
+    }
+
     /// A PATCH of the counted Event, or a POST when it is new or the server no longer has it.
     async fn write(
         &self,
@@ -309,7 +333,7 @@ impl Sink {
                     &Patch::Strategic(patch),
                 )
                 .map_err(|e| SendError::Refused(e.to_string()))?;
-            match self.client.request::<Stored>(request).await {
+            match self.send_request(request).await {
                 Ok(stored) => {
                     self.counts.patched.fetch_add(1, Ordering::Relaxed);
                     return Ok(stored);
@@ -326,11 +350,7 @@ impl Sink {
         let request = Request::new(&path)
             .create(&PostParams::default(), bytes)
             .map_err(|e| SendError::Refused(e.to_string()))?;
-        let stored = self
-            .client
-            .request::<Stored>(request)
-            .await
-            .map_err(send_error)?;
+        let stored = self.send_request(request).await.map_err(send_error)?;
         self.counts.created.fetch_add(1, Ordering::Relaxed);
         Ok(stored)
     }
