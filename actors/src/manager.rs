@@ -415,7 +415,11 @@ impl Manager {
             client.clone(),
             io.clone(),
             fence.clone(),
+            // A bucket of their own, as large as the writers': Events never delay a write, and
+            // never cost the API server more than the writes they describe.
             EventOptions {
+                qps: config.qps,
+                burst: config.burst,
                 write_deadline,
                 ..EventOptions::default()
             },

@@ -38,7 +38,8 @@ pub struct EventOptions {
     pub max_tries: u32,
     /// The wait between tries (`defaultSleepDuration`).
     pub retry_sleep: Duration,
-    /// Event writes per second, beside the controllers' own budget.
+    /// Event writes per second, in a budget of their own beside the controllers' (the manager
+    /// gives them `--kube-api-qps` and `--kube-api-burst`).
     pub qps: f32,
     /// Event writes at once.
     pub burst: u32,
@@ -54,8 +55,8 @@ impl Default for EventOptions {
             queue: 1000,
             max_tries: 12,
             retry_sleep: Duration::from_secs(10),
-            qps: 5.0,
-            burst: 25,
+            qps: 20.0,
+            burst: 30,
             write_deadline: None,
         }
     }
