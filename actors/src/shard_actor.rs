@@ -45,6 +45,15 @@ pub struct Replace {
     pub epoch: u64,
 }
 
+/// The watch of `resource` ended for a relist: until the list replaces it, the shard's slice
+/// misses events for certain.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Relisting {
+    /// The resource.
+    pub resource: Resource,
+}
+
 /// The answer to a write.
 #[derive(Message)]
 #[rtype(result = "()")]
@@ -562,6 +571,14 @@ impl Handler<Replace> for ShardActor {
                 "restarted shard is up again: every cache it reads is listed"
             );
         }
+        self.pump(ctx);
+    }
+}
+
+impl Handler<Relisting> for ShardActor {
+    type Result = ();
+    fn handle(&mut self, msg: Relisting, ctx: &mut Self::Context) {
+        self.guard(ctx, |shard, _| shard.relisting(msg.resource));
         self.pump(ctx);
     }
 }

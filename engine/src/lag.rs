@@ -70,6 +70,16 @@ impl KnownRevisions {
             .is_some_and(|(_, at)| now.saturating_duration_since(*at) >= threshold)
     }
 
+    /// When this process first knew the server had reached `revision` (`None`: it never heard of
+    /// it before). A cache whose watermark reaches `revision` at `now` delivered it
+    /// `now - learned_at` after the process could have known: that is the watch's delay, which
+    /// [`lagging`](Self::lagging) cannot see while the cache misses only changes made since.
+    /// Coalesced entries answer the earlier time: a delay is never underestimated.
+    pub fn learned_at(&self, revision: ResourceVersion) -> Option<Instant> {
+        let first = self.entries.partition_point(|(r, _)| *r < revision);
+        self.entries.get(first).map(|(_, at)| *at)
+    }
+
     /// Forgets what every cache has already reached (`lowest` is the lowest watermark of the
     /// caches that still matter).
     pub fn prune(&mut self, lowest: ResourceVersion) {
@@ -148,6 +158,17 @@ mod tests {
         assert!(known.len() <= MAX_ENTRIES);
         assert_eq!(known.highest(), Some(rv(9_999)));
         assert!(known.lagging(Some(rv(1)), t0 + Duration::from_secs(2_000), LAG_THRESHOLD));
+    }
+
+    #[test]
+    fn a_watch_delay_is_how_long_after_the_process_knew_a_revision_the_cache_got_it() {
+        let t0 = Instant::now();
+        let mut known = KnownRevisions::default();
+        known.learn(rv(100), t0);
+        known.learn(rv(200), t0 + Duration::from_secs(1));
+        assert_eq!(known.learned_at(rv(100)), Some(t0));
+        assert_eq!(known.learned_at(rv(150)), Some(t0 + Duration::from_secs(1)));
+        assert_eq!(known.learned_at(rv(201)), None, "never heard of");
     }
 
     #[test]

@@ -145,6 +145,9 @@ struct PlanProgress {
     outstanding: usize,
     failed: bool,
     superseded: bool,
+    /// The next step waits: a cache the controller reads is being relisted, and the relisted
+    /// state may cancel the plan.
+    held: bool,
     requeue_after: Option<Duration>,
     started: Instant,
 }
@@ -153,9 +156,10 @@ struct Controller {
     reconciler: Box<dyn Reconciler>,
     mode: ConsistencyMode,
     expectations: Expectations,
-    /// Keys whose last live read matched the cache: their next destructive decision may go
-    /// ahead once, lag or not.
-    verified: ahash::AHashSet<ObjectKey>,
+    /// Keys whose last live read matched the cache, with the versions it matched: their next
+    /// destructive decision may go ahead once, lag or not, if it rests on exactly those
+    /// versions (an event that arrived since makes it another decision, which needs its own).
+    verified: AHashMap<ObjectKey, Vec<Expected>>,
     queue: WorkQueue,
     versions: VersionMap,
     plans: AHashMap<ObjectKey, PlanProgress>,
@@ -178,6 +182,9 @@ pub struct Shard {
     cache: ShardCache,
     watermarks: PerResource<Option<ResourceVersion>>,
     synced: PerResource<bool>,
+    /// Caches whose watch ended for a relist that has not been replaced yet: they are known to
+    /// miss events, for as long as the relist takes (the reflector's backoff among it).
+    relisting: PerResource<bool>,
     controllers: Vec<Controller>,
     writes: AHashMap<WriteId, PendingWrite>,
     next_write: u64,
@@ -190,6 +197,10 @@ pub struct Shard {
     router: Option<crate::router::ShardRouter>,
     moved_at: PerResource<Option<Instant>>,
     known: KnownRevisions,
+    /// Per resource, how long after the process knew a revision the watch delivered it, as last
+    /// measured when the watermark moved: a watch late by more than the threshold is lagging
+    /// even while the changes it has not delivered yet are recent.
+    delay: PerResource<Duration>,
     lag_threshold: Duration,
     live_reads: LiveReads,
     /// Destructive work waits until then after a takeover: the previous leader's writes may
@@ -205,6 +216,7 @@ impl Shard {
             cache: ShardCache::default(),
             watermarks: PerResource::default(),
             synced: PerResource::default(),
+            relisting: PerResource::default(),
             controllers: controllers
                 .into_iter()
                 .map(|spec| Controller {
@@ -212,7 +224,7 @@ impl Shard {
                     reconciler: spec.reconciler,
                     mode: spec.mode,
                     expectations: Expectations::default(),
-                    verified: ahash::AHashSet::new(),
+                    verified: AHashMap::new(),
                     queue: WorkQueue::default(),
                     versions: VersionMap::default(),
                     plans: AHashMap::new(),
@@ -231,6 +243,7 @@ impl Shard {
             router: None,
             moved_at: PerResource::default(),
             known: KnownRevisions::default(),
+            delay: PerResource::default(),
             lag_threshold: LAG_THRESHOLD,
             live_reads: LiveReads::default(),
             destructive_from: None,
@@ -282,10 +295,47 @@ impl Shard {
         self.known.learn(revision, now);
     }
 
-    /// Whether the cache of `resource` is known to lag at `now`.
+    /// The watch of `resource` ended and its cache waits for a relist ([`replace`](Self::replace)):
+    /// until then it misses events for certain. A controller in the `tidemark` mode that reads it
+    /// starts no reconcile and sends no further step of a running plan, so a plan the relisted
+    /// state makes obsolete is cancelled before its next step rather than after.
+    pub fn relisting(&mut self, resource: Resource) {
+        *self.relisting.get_mut(resource) = true;
+    }
+
+    /// Whether a controller of `mode` reading `reads` must wait for a relist to finish.
+    fn waits_for_relist(
+        relisting: &PerResource<bool>,
+        mode: ConsistencyMode,
+        reads: &[Resource],
+    ) -> bool {
+        mode.is_tidemark() && reads.iter().any(|r| *relisting.get(*r))
+    }
+
+    /// Whether the cache of `resource` is known to lag at `now`: it misses a revision the process
+    /// learned `lag_threshold` ago or longer, or its watch last delivered a revision that long
+    /// after the process knew of it.
     pub fn is_lagging(&self, resource: Resource, now: Instant) -> bool {
-        self.known
-            .lagging(*self.watermarks.get(resource), now, self.lag_threshold)
+        Self::lags(
+            &self.known,
+            &self.delay,
+            &self.watermarks,
+            self.lag_threshold,
+            resource,
+            now,
+        )
+    }
+
+    fn lags(
+        known: &KnownRevisions,
+        delay: &PerResource<Duration>,
+        watermarks: &PerResource<Option<ResourceVersion>>,
+        threshold: Duration,
+        resource: Resource,
+        now: Instant,
+    ) -> bool {
+        *delay.get(resource) >= threshold
+            || known.lagging(*watermarks.get(resource), now, threshold)
     }
 
     /// Leadership is lost: no reconcile starts (the cache stays warm), and no key stays proven,
@@ -534,6 +584,9 @@ impl Shard {
             self.observe_gone(object, false, now);
         }
         *self.synced.get_mut(resource) = true;
+        *self.relisting.get_mut(resource) = false;
+        // A list is as fresh as the server's answer.
+        *self.delay.get_mut(resource) = Duration::ZERO;
         *self.watermarks.get_mut(resource) = version;
         *self.moved_at.get_mut(resource) = Some(now);
         if let Some(v) = version {
@@ -584,6 +637,10 @@ impl Shard {
         }
         *slot = Some(version);
         *self.moved_at.get_mut(resource) = Some(now);
+        *self.delay.get_mut(resource) = self
+            .known
+            .learned_at(version)
+            .map_or(Duration::ZERO, |at| now.saturating_duration_since(at));
         self.known.learn(version, now);
         self.prune_known();
         self.observe_acked(resource, version, now);
@@ -732,6 +789,7 @@ impl Shard {
         }
         plan.outstanding -= 1;
         if plan.outstanding == 0 {
+            let hold = Self::waits_for_relist(&self.relisting, c.mode, c.reconciler.reads());
             Self::advance_plan(
                 &mut self.writes,
                 &mut self.next_write,
@@ -739,12 +797,15 @@ impl Shard {
                 pending.controller,
                 c,
                 &pending.owner,
+                hold,
                 now,
             );
         }
     }
 
-    /// Starts the next step of `owner`'s plan, or finishes the reconcile when there is none.
+    /// Starts the next step of `owner`'s plan, or finishes the reconcile when there is none;
+    /// with `hold`, a next step waits (the plan is marked held) instead of going out.
+    #[allow(clippy::too_many_arguments)]
     fn advance_plan(
         writes: &mut AHashMap<WriteId, PendingWrite>,
         next_write: &mut u64,
@@ -752,11 +813,17 @@ impl Shard {
         index: usize,
         c: &mut Controller,
         owner: &ObjectKey,
+        hold: bool,
         now: Instant,
     ) {
         let Some(plan) = c.plans.get_mut(owner) else {
             return;
         };
+        if hold && !plan.failed && !plan.superseded && !plan.steps.is_empty() {
+            plan.held = true;
+            return;
+        }
+        plan.held = false;
         let step = if plan.failed || plan.superseded {
             None
         } else {
@@ -862,6 +929,27 @@ impl Shard {
         {
             return;
         }
+        if Self::waits_for_relist(&self.relisting, c.mode, c.reconciler.reads()) {
+            return;
+        }
+        let held: SmallVec<[ObjectKey; 4]> = c
+            .plans
+            .iter()
+            .filter(|(_, p)| p.held && p.outstanding == 0)
+            .map(|(k, _)| k.clone())
+            .collect();
+        for key in held {
+            Self::advance_plan(
+                &mut self.writes,
+                &mut self.next_write,
+                &mut self.outbox,
+                index,
+                c,
+                &key,
+                false,
+                now,
+            );
+        }
         while let Some(popped) = c.queue.pop() {
             let key = popped.key;
             if c.mode.expectations() && c.expectations.unmet(&key, now).is_some() {
@@ -960,12 +1048,17 @@ impl Shard {
                     continue;
                 }
                 let lagging = reads.iter().any(|r| {
-                    self.known
-                        .lagging(*self.watermarks.get(*r), now, self.lag_threshold)
+                    Self::lags(
+                        &self.known,
+                        &self.delay,
+                        &self.watermarks,
+                        self.lag_threshold,
+                        *r,
+                        now,
+                    )
                 });
-                if lagging && !c.verified.remove(&key) {
-                    c.stats.destructive_held += 1;
-                    c.stats.lag_live_reads += 1;
+                let verified = c.verified.remove(&key);
+                if lagging {
                     let primary = c.reconciler.primary();
                     let expected: Vec<Expected> = std::iter::once((primary, key.clone()))
                         .chain(plan.rests_on.iter().cloned())
@@ -975,22 +1068,25 @@ impl Shard {
                             key: object,
                         })
                         .collect();
-                    let objects = expected
-                        .iter()
-                        .map(|e| (e.resource, e.key.clone()))
-                        .collect();
-                    tracing::debug!(controller = c.reconciler.name(), %key, "destructive plan held: a cache it reads is known to lag, live read requested");
-                    c.queue.park(&key, ParkTarget::LiveRead, now);
-                    let id = self.live_reads.start(index, key.clone(), expected);
-                    self.outbox.push(Output::LiveRead {
-                        id,
-                        controller: c.reconciler.name(),
-                        key,
-                        objects,
-                    });
-                    continue;
+                    if verified.as_ref() != Some(&expected) {
+                        c.stats.destructive_held += 1;
+                        c.stats.lag_live_reads += 1;
+                        let objects = expected
+                            .iter()
+                            .map(|e| (e.resource, e.key.clone()))
+                            .collect();
+                        tracing::debug!(controller = c.reconciler.name(), %key, "destructive plan held: a cache it reads is known to lag, live read requested");
+                        c.queue.park(&key, ParkTarget::LiveRead, now);
+                        let id = self.live_reads.start(index, key.clone(), expected);
+                        self.outbox.push(Output::LiveRead {
+                            id,
+                            controller: c.reconciler.name(),
+                            key,
+                            objects,
+                        });
+                        continue;
+                    }
                 }
-                c.verified.remove(&key);
             }
             let Plan {
                 steps,
@@ -1035,6 +1131,7 @@ impl Shard {
                     outstanding: 0,
                     failed: false,
                     superseded: false,
+                    held: false,
                     requeue_after,
                     started: now,
                 },
@@ -1046,6 +1143,7 @@ impl Shard {
                 index,
                 c,
                 &key,
+                false,
                 now,
             );
         }
@@ -1085,7 +1183,7 @@ impl Shard {
         match judge(&pending.expected, &live) {
             Verdict::Current => {
                 tracing::debug!(controller = c.reconciler.name(), %key, "live read matches the cache: the decision goes ahead");
-                c.verified.insert(key.clone());
+                c.verified.insert(key.clone(), pending.expected);
                 c.queue.wake(&key, now);
             }
             Verdict::Behind(targets) => {

@@ -93,6 +93,65 @@ fn a_relist_showing_a_new_spec_cancels_the_rest_of_a_running_plan() {
     );
 }
 
+/// A ReplicaSet scaling up to 16 whose first create is answered while its watch has ended for a
+/// relist that has not landed yet (the reflector's backoff), in `mode`.
+fn first_create_answered_while_relisting(
+    mode: ConsistencyMode,
+) -> (Shard, Vec<WriteRequest>, Instant) {
+    let (mut s, _, now) = listed_without_pods(mode, 16);
+    let first = writes(&mut s, now);
+    assert_eq!(creates(&first), 1, "slow start sends one create first");
+    s.relisting(Resource::ReplicaSets);
+    s.write_done(first[0].id, written(31), now);
+    let during = writes(&mut s, now);
+    (s, during, now)
+}
+
+#[test]
+fn no_plan_step_goes_out_while_a_cache_it_reads_waits_for_its_relist() {
+    let (mut s, during, now) = first_create_answered_while_relisting(ConsistencyMode::Tidemark);
+    assert_eq!(
+        creates(&during),
+        0,
+        "the next batch waits for the relist: {during:?}"
+    );
+    let scaled = with_generation(replicaset_json("ns", "web", 1, 30), 2);
+    s.replace(
+        Resource::ReplicaSets,
+        vec![Object::ReplicaSet(scaled)],
+        Some(rv(32)),
+        now,
+    );
+    let after = writes(&mut s, now);
+    assert_eq!(
+        creates(&after),
+        0,
+        "the relisted scale-down cancels the batch that waited: {after:?}"
+    );
+}
+
+#[test]
+fn a_held_plan_step_goes_out_once_the_relist_shows_the_same_spec() {
+    let (mut s, _, now) = first_create_answered_while_relisting(ConsistencyMode::Tidemark);
+    s.replace(
+        Resource::ReplicaSets,
+        vec![Object::ReplicaSet(replicaset_json("ns", "web", 16, 30))],
+        Some(rv(32)),
+        now,
+    );
+    assert_eq!(creates(&writes(&mut s, now)), 2, "the next batch of two");
+}
+
+#[test]
+fn upstream_sends_its_next_batch_while_the_relist_is_pending() {
+    let (_, during, _) = first_create_answered_while_relisting(ConsistencyMode::Upstream136);
+    assert_eq!(
+        creates(&during),
+        2,
+        "KEP-5647 as upstream has it does not look at the informer: {during:?}"
+    );
+}
+
 #[test]
 fn a_relist_with_the_same_spec_lets_the_plan_go_on() {
     let (mut s, _, now) = listed_without_pods(ConsistencyMode::Tidemark, 4);
@@ -178,6 +237,43 @@ fn a_live_read_that_finds_a_newer_owner_parks_the_key_until_the_cache_has_it() {
     s.advance(Resource::ReplicaSets, rv(45), now);
     let ws = writes(&mut s, now);
     assert_eq!(deletes(&ws), 0, "the scale-up that followed wins: {ws:?}");
+}
+
+#[test]
+fn a_watch_that_delivers_late_lags_even_while_what_it_misses_is_recent() {
+    let (mut s, _, t0) = listed_without_pods(ConsistencyMode::Tidemark, 1);
+    // The Pod watch tells of revision 50 at once; the ReplicaSet watch delivers it 3 s later.
+    s.advance(Resource::Pods, rv(50), t0);
+    let late = t0 + Duration::from_secs(3);
+    s.advance(Resource::ReplicaSets, rv(50), late);
+    assert!(
+        s.is_lagging(Resource::ReplicaSets, late),
+        "it misses nothing the process knows of, but it is 3 s late"
+    );
+    // Once it delivers promptly again, it no longer lags.
+    let later = late + Duration::from_secs(1);
+    s.advance(Resource::Pods, rv(60), later);
+    s.advance(Resource::ReplicaSets, rv(60), later);
+    assert!(!s.is_lagging(Resource::ReplicaSets, later));
+}
+
+#[test]
+fn a_live_read_vouches_only_for_the_versions_it_read() {
+    let (mut s, now, _) = proven_with_lagging_replicasets(LAG_THRESHOLD);
+    let (id, _) = live_read(&outputs(&mut s, now)).expect("a live read");
+    s.live_read_done(id, Ok(vec![Some(rv(10))]), now);
+    // Before the key decides again, the lagging watch delivers a later dip to zero.
+    let dip = with_generation(replicaset_json("ns", "web", 0, 42), 2);
+    s.apply(Change::Applied(Object::ReplicaSet(dip)), now);
+    let out = outputs(&mut s, now);
+    assert!(
+        out.iter().all(|o| !matches!(o, Output::Write(_))),
+        "the read vouched for version 10, not for the dip at 42: {out:?}"
+    );
+    assert!(
+        live_read(&out).is_some(),
+        "the new decision asks again: {out:?}"
+    );
 }
 
 #[test]

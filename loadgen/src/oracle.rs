@@ -74,6 +74,8 @@ pub enum ViolationKind {
     DaemonSetTwoPodsOnANode,
     /// A DaemonSet's only Pod on a Node that still needs it was deleted.
     DaemonSetNeededPodDeleted,
+    /// A Pod was created or deleted for an owner whose decisive fields were malformed.
+    ActionOnMalformedOwner,
 }
 
 /// A broken invariant, found at the revision of the write that broke it.
@@ -170,6 +172,7 @@ pub struct Oracle {
     statefulsets: crate::sts_oracle::StatefulSetOracle,
     jobs: crate::job_oracle::JobOracle,
     daemonsets: crate::ds_oracle::DaemonSetOracle,
+    malformed: crate::malformed_oracle::MalformedOwners,
 }
 
 /// Whether a Node is marked unreachable: `Ready=Unknown`, or the unreachable taint.
@@ -225,6 +228,7 @@ impl Oracle {
             self.statefulsets.judge(decision, f),
             self.jobs.judge(decision, f),
             self.daemonsets.judge(decision, f),
+            self.malformed.judge(decision),
         ]
         .into_iter()
         .flatten()
@@ -256,6 +260,12 @@ impl Oracle {
             },
             at_micros: micros_now(),
         });
+        if matches!(
+            c.resource,
+            Resource::ReplicaSets | Resource::StatefulSets | Resource::DaemonSets | Resource::Jobs
+        ) {
+            self.malformed.record_owner(c.resource, c.prev, c.new);
+        }
         match c.resource {
             Resource::Pods => self.observe_pod(c, obj),
             Resource::ReplicaSets => self.replicasets.record_set(c.prev, c.new),

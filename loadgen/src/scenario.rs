@@ -245,6 +245,10 @@ pub enum FaultKind {
     KillManager,
     /// The `target` manager gets SIGSTOP at the start and SIGCONT at the end.
     PauseManager,
+    /// `count` objects of `resource` (an owner kind or Nodes) get a decisive field of the wrong
+    /// type at the start, written past validation as a broken client or storage would leave
+    /// them, and are repaired at the end (see `corrupt`).
+    CorruptObjects,
 }
 
 /// A fault active from `from_seconds` until `until_seconds` after the workload starts.
@@ -346,6 +350,7 @@ impl Scenario {
                     | FaultKind::DropWatchesAfter
                     | FaultKind::ObjectWatchDelay
                     | FaultKind::WatchJitter
+                    | FaultKind::CorruptObjects
             ) || fault.resource.is_some();
             let problem = if needs_resource && fault.resource().is_none() {
                 Some(format!(

@@ -224,6 +224,9 @@ fn apply_fault(server: &ApiServer, fault: &FaultWindow, on: bool) -> String {
             faults.set_lagging_replica(resource, Duration::ZERO);
             "clients back on the primary".into()
         }
+        (FaultKind::CorruptObjects, on) => {
+            crate::corrupt::apply(server, resource, fault.count.max(1) as usize, on)
+        }
         (FaultKind::ApiErrors | FaultKind::Latency | FaultKind::LoseWriteResponses, false) => {
             faults.requests().clear();
             "request faults cleared".into()
@@ -248,6 +251,7 @@ fn reported(server: &ApiServer) -> Vec<ReportedViolation> {
                 ViolationKind::JobOverCounted => "job-at-most-completions-counted",
                 ViolationKind::DaemonSetTwoPodsOnANode => "daemonset-one-pod-per-node",
                 ViolationKind::DaemonSetNeededPodDeleted => "daemonset-no-needed-pod-deleted",
+                ViolationKind::ActionOnMalformedOwner => "no-action-on-malformed-owner",
             }
             .to_string(),
             object: format!("{}/{}", v.namespace, v.replicaset),

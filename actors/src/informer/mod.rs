@@ -22,7 +22,7 @@ pub use decode::{decode, describe};
 use crate::client::response::{ResponseError, fetch};
 use crate::paths::collection;
 use crate::rate_limit::TokenBucket;
-use crate::shard_actor::{ProbeRequest, Replace, ShardActor};
+use crate::shard_actor::{ProbeRequest, Relisting, Replace, ShardActor};
 use actix::Addr;
 use backoff::ReflectorBackoff;
 use futures::future::join_all;
@@ -284,6 +284,14 @@ impl Informer {
                     WatchEnd::Renew => {}
                     WatchEnd::Relist { why, backoff } => {
                         tracing::warn!(resource = %self.resource, why, "relisting");
+                        // The shards hold decisions that read this cache until the list lands,
+                        // the reflector's backoff included.
+                        join_all(self.shards.iter().map(|shard| {
+                            shard.send(Relisting {
+                                resource: self.resource,
+                            })
+                        }))
+                        .await;
                         wait = backoff;
                         continue 'relist;
                     }

@@ -292,6 +292,8 @@ impl TidemarkCollector {
             )?;
             let mut groups: Vec<(&str, bool)> =
                 Resource::ALL.iter().map(|r| (r.group(), false)).collect();
+            // One series per group: a group's resources are not neighbours in `ALL`.
+            groups.sort_by_key(|(g, _)| *g);
             groups.dedup_by_key(|(g, _)| *g);
             for (group, open) in &stats.breakers_open {
                 match groups.iter_mut().find(|(g, _)| g == group) {

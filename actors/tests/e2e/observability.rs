@@ -299,6 +299,12 @@ fn every_named_metric_parses_with_its_labels_and_moves_with_the_run() {
 
         // Every histogram, as a Prometheus server reads it.
         assert!(check_histograms(&after.1) >= 5, "{}", after.1);
+        // Prometheus refuses a scrape that repeats a series.
+        let mut seen = std::collections::HashSet::new();
+        for line in after.1.lines().filter(|l| !l.starts_with('#')) {
+            let series = line.rsplit_once(' ').map_or(line, |(s, _)| s);
+            assert!(seen.insert(series), "{series} appears twice");
+        }
         // KEP-5647's and client-go's names, as kube-controller-manager exposes them.
         moved(
             "replicaset_controller_stale_sync_skips_total",

@@ -39,6 +39,10 @@ pub struct CampaignArgs {
     /// Write the heat map here (SVG).
     #[arg(long)]
     pub heat_map: Option<PathBuf>,
+    /// Only these cells of the sample, as `CONTROLLER/CLASS` (for example `job/restart-mid-write`),
+    /// comma-separated: to run a cell that failed again, over more seeds.
+    #[arg(long, value_delimiter = ',')]
+    pub only: Vec<String>,
 }
 
 /// Why a campaign could not be run (its verdict is separate).
@@ -47,6 +51,11 @@ pub enum CampaignError {
     /// `--seeds` is not a range or a list of numbers.
     #[error("--seeds {0:?}: expected FIRST..LAST or a comma-separated list of numbers")]
     Seeds(String),
+    /// `--only` names no cell of the sample.
+    #[error(
+        "--only {0:?}: no such cell in the sample; cells are CONTROLLER/CLASS, e.g. replicaset/watch-delay"
+    )]
+    Only(String),
     /// A cell could not be built.
     #[error(transparent)]
     Cell(#[from] super::matrix::CellError),
@@ -77,6 +86,28 @@ pub fn parse_seeds(text: &str) -> Result<Vec<u64>, CampaignError> {
         .collect()
 }
 
+/// The pairs `only` names (`CONTROLLER/CLASS`), or all of them when it is empty.
+pub fn only(
+    pairs: Vec<(Controller, FaultClass)>,
+    only: &[String],
+) -> Result<Vec<(Controller, FaultClass)>, CampaignError> {
+    if only.is_empty() {
+        return Ok(pairs);
+    }
+    for wanted in only {
+        if !pairs
+            .iter()
+            .any(|(c, f)| format!("{}/{}", c.name(), f.name()) == *wanted)
+        {
+            return Err(CampaignError::Only(wanted.clone()));
+        }
+    }
+    Ok(pairs
+        .into_iter()
+        .filter(|(c, f)| only.contains(&format!("{}/{}", c.name(), f.name())))
+        .collect())
+}
+
 /// Runs the campaign `args` describe with `loadgen` (this binary); prints one line per run on
 /// stderr and returns the verdict.
 pub fn run(args: &CampaignArgs, command: &str) -> Result<Verdict, CampaignError> {
@@ -88,6 +119,7 @@ pub fn run(args: &CampaignArgs, command: &str) -> Result<Verdict, CampaignError>
             .flat_map(|c| FaultClass::ALL.iter().map(move |f| (*c, *f)))
             .collect(),
     };
+    let pairs = only(pairs, &args.only)?;
     let cells: Vec<Arc<Cell>> = pairs
         .into_iter()
         .map(|(c, f)| cell(c, f).map(Arc::new))
@@ -141,5 +173,17 @@ mod tests {
         assert_eq!(parse_seeds("3, 7").expect("list"), vec![3, 7]);
         assert!(parse_seeds("4..1").is_err());
         assert!(parse_seeds("many").is_err());
+    }
+
+    #[test]
+    fn only_keeps_the_named_cells_and_refuses_unknown_ones() {
+        let all = vec![
+            (Controller::Job, FaultClass::RestartMidWrite),
+            (Controller::ReplicaSet, FaultClass::WatchDelay),
+        ];
+        let kept = only(all.clone(), &["job/restart-mid-write".to_string()]).expect("known");
+        assert_eq!(kept, vec![(Controller::Job, FaultClass::RestartMidWrite)]);
+        assert_eq!(only(all.clone(), &[]).expect("none named"), all);
+        assert!(only(all, &["job/typo".to_string()]).is_err());
     }
 }

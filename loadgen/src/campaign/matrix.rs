@@ -53,6 +53,17 @@ impl Controller {
         }
     }
 
+    /// The resource the controller reconciles (its owners, or Nodes).
+    pub fn primary(self) -> &'static str {
+        match self {
+            Controller::ReplicaSet => "replicasets",
+            Controller::StatefulSet => "statefulsets",
+            Controller::DaemonSet => "daemonsets",
+            Controller::Job => "jobs",
+            Controller::NodeLifecycle => "nodes",
+        }
+    }
+
     /// The resource whose watch the faults aim at: what the controller's decisions count.
     pub fn watched(self) -> &'static str {
         match self {
@@ -89,11 +100,15 @@ pub enum FaultClass {
     RestartMidWrite,
     /// Two managers; the leader is paused past its Lease while the Pod watch lags.
     LeaderPause,
+    /// Two of the controller's objects get a decisive field of the wrong type for a third of
+    /// the run (written past validation), then are repaired: nothing may be done for them
+    /// meanwhile, and everything else goes on.
+    HostileObjects,
 }
 
 impl FaultClass {
     /// Every class, in report order.
-    pub const ALL: [FaultClass; 9] = [
+    pub const ALL: [FaultClass; 10] = [
         FaultClass::WatchDelay,
         FaultClass::TimeTravel,
         FaultClass::Stall,
@@ -103,6 +118,7 @@ impl FaultClass {
         FaultClass::ServerErrors,
         FaultClass::RestartMidWrite,
         FaultClass::LeaderPause,
+        FaultClass::HostileObjects,
     ];
 
     /// Its name in reports and on the command line.
@@ -117,18 +133,19 @@ impl FaultClass {
             FaultClass::ServerErrors => "5xx-429",
             FaultClass::RestartMidWrite => "restart-mid-write",
             FaultClass::LeaderPause => "leader-pause",
+            FaultClass::HostileObjects => "hostile-objects",
         }
     }
 
     /// Whether the class makes the cache stale (as opposed to failing requests): gate off must
     /// be caught in each of these somewhere in the matrix.
     pub fn is_stale_state(self) -> bool {
-        !matches!(self, FaultClass::ServerErrors)
+        !matches!(self, FaultClass::ServerErrors | FaultClass::HostileObjects)
     }
 
     /// The class's faults over a run whose steps and faults last `t` seconds, aimed at the
     /// watch of `watched`.
-    fn faults(self, watched: &str, t: f64) -> Vec<Table> {
+    fn faults(self, watched: &str, primary: &str, t: f64) -> Vec<Table> {
         let at = |share: f64| (t * share * 10.0).round() / 10.0;
         match self {
             FaultClass::WatchDelay => {
@@ -168,6 +185,9 @@ impl FaultClass {
                     .with("millis", 400),
                 fault("kill-manager", None, at(0.3), Some(at(0.3) + 0.8)).with_s("target", "0"),
                 fault("kill-manager", None, at(0.65), Some(at(0.65) + 0.5)).with_s("target", "0"),
+            ],
+            FaultClass::HostileObjects => vec![
+                fault("corrupt-objects", Some(primary), at(0.2), Some(at(0.55))).with("count", 2),
             ],
             FaultClass::LeaderPause => vec![
                 fault("watch-delay", Some(watched), 0.0, Some(t)).with("millis", 1000),
@@ -296,7 +316,7 @@ pub fn cell(controller: Controller, class: FaultClass) -> Result<Cell, CellError
     let mut faults = kept;
     faults.extend(
         class
-            .faults(controller.watched(), t)
+            .faults(controller.watched(), controller.primary(), t)
             .into_iter()
             .map(Value::Table),
     );
@@ -327,6 +347,12 @@ pub fn cell(controller: Controller, class: FaultClass) -> Result<Cell, CellError
         {
             check.push(Value::String("leader-single-writer".into()));
         }
+    }
+    if class == FaultClass::HostileObjects
+        && let Some(Value::Table(invariants)) = table.get_mut("invariants")
+        && let Some(Value::Array(check)) = invariants.get_mut("check")
+    {
+        check.push(Value::String("no-action-on-malformed-owner".into()));
     }
     let text = toml::to_string(&table).map_err(|e| toml_error(e.to_string()))?;
     let scenario = Scenario::parse(&text, Path::new(&name))?;

@@ -181,6 +181,7 @@ pub fn ci_sample() -> Vec<(Controller, FaultClass)> {
         (Controller::ReplicaSet, FaultClass::RestartMidWrite),
         (Controller::Job, FaultClass::LeaderPause),
         (Controller::NodeLifecycle, FaultClass::WatchDelay),
+        (Controller::DaemonSet, FaultClass::HostileObjects),
     ]
 }
 
