@@ -56,6 +56,8 @@ pub struct LeaderState {
     pub lost: AtomicU64,
     /// This process's identity, when election is on.
     pub identity: String,
+    /// The Lease's name (`leader_election_master_status{name}`), when election is on.
+    pub lease: String,
 }
 
 impl LeaderState {

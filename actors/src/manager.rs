@@ -2,7 +2,7 @@
 //! resource and the writers on the I/O runtime, and a view of their figures.
 
 use crate::barrier::{BarrierReads, spawn_reader};
-use crate::events::EventRecorder;
+use crate::events::{EventOptions, EventRecorder};
 use crate::fence::Fence;
 use crate::informer::backoff::ReflectorBackoff;
 use crate::informer::{Informer, InformerLimits, InformerState};
@@ -205,7 +205,11 @@ pub struct StatsSource {
     writes: Arc<WriteCounters>,
     barriers: Arc<BarrierReads>,
     leader: Arc<LeaderState>,
+    reads: Arc<[ControllerReads]>,
 }
+
+/// A controller and the resources it reads (its metrics have series for these only).
+pub type ControllerReads = (&'static str, &'static [Resource]);
 
 impl StatsSource {
     /// The informers' states.
@@ -263,6 +267,7 @@ impl StatsSource {
             shards_answering: snapshots.len(),
             shards_total: self.shards.len(),
             shards: snapshots,
+            reads: self.reads.clone(),
         }
     }
 }
@@ -294,6 +299,8 @@ pub struct ManagerStats {
     pub shards_total: usize,
     /// Per shard, as reported.
     pub shards: Vec<ShardSnapshot>,
+    /// Per controller, the resources it reads.
+    pub reads: Arc<[ControllerReads]>,
 }
 
 impl ManagerStats {
@@ -404,17 +411,26 @@ impl Manager {
             .as_ref()
             .filter(|le| le.fencing)
             .map(|le| le.elector.write_deadline());
+        let events = Arc::new(EventRecorder::with_options(
+            client.clone(),
+            io.clone(),
+            fence.clone(),
+            // A bucket of their own, as large as the writers': Events never delay a write, and
+            // never cost the API server more than the writes they describe.
+            EventOptions {
+                qps: config.qps,
+                burst: config.burst,
+                write_deadline,
+                ..EventOptions::default()
+            },
+        ));
         let pool = WriterPool::new(client.clone(), limiter.clone(), fence.clone(), io.clone())
-            .with_deadline(write_deadline);
+            .with_deadline(write_deadline)
+            .with_events(events.clone());
         let barrier_reads = Arc::new(BarrierReads::new(
             client.clone(),
             limiter.clone(),
             config.breaker,
-        ));
-        let events = Arc::new(EventRecorder::new(
-            client.clone(),
-            io.clone(),
-            fence.clone(),
         ));
         for shard in &shards {
             shard.do_send(ConnectWriter {
@@ -428,6 +444,7 @@ impl Manager {
             Some(le) => LeaderState {
                 enabled: true,
                 identity: le.elector.identity.clone(),
+                lease: le.name.clone(),
                 ..LeaderState::default()
             },
             None => LeaderState::disabled(),
@@ -472,6 +489,12 @@ impl Manager {
                 writes: pool.counters(),
                 barriers: barrier_reads,
                 leader,
+                reads: config
+                    .controllers
+                    .iter()
+                    .filter_map(|name| reconciler(name, config).ok())
+                    .map(|r| (r.name(), r.reads()))
+                    .collect(),
             },
             arbiters,
             shutdown,

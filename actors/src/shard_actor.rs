@@ -6,12 +6,13 @@
 use crate::barrier::{BarrierRequest, LiveReadRequest, ReadRequest};
 use crate::events::{EventRecorder, Warning};
 use crate::supervision::{Down, Supervision};
+use crate::writer::Outgoing;
 use actix::{Actor, AsyncContext, Context, Handler, Message, MessageResult, SpawnHandle};
 use std::panic::AssertUnwindSafe;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use tidemark_engine::{
     BarrierId, Change, ControllerStats, LiveReadId, Object, Output, Resource, ResourceVersion,
-    Shard, WriteId, WriteRequest, WriteResult,
+    Shard, WriteId, WriteResult,
 };
 use tokio::sync::{mpsc, watch};
 
@@ -155,7 +156,7 @@ struct Supervisor {
 /// The actor.
 pub struct ShardActor {
     shard: Shard,
-    writes: Option<mpsc::UnboundedSender<WriteRequest>>,
+    writes: Option<mpsc::UnboundedSender<Outgoing>>,
     barriers: Option<mpsc::UnboundedSender<ReadRequest>>,
     events: Option<std::sync::Arc<EventRecorder>>,
     probes: ProbeRoutes,
@@ -308,8 +309,16 @@ impl ShardActor {
             match output {
                 Output::Write(mut request) => {
                     request.id = WriteId(self.ids().write_sent(request.id.0));
+                    let owner_uid = crate::events::kcm::source(request.controller).and_then(|s| {
+                        self.shard
+                            .cache()
+                            .uid_of(s.primary, &request.owner)
+                            .cloned()
+                    });
+                    let outgoing = Outgoing { request, owner_uid };
                     if let Some(writes) = &self.writes
-                        && let Err(mpsc::error::SendError(request)) = writes.send(request)
+                        && let Err(mpsc::error::SendError(Outgoing { request, .. })) =
+                            writes.send(outgoing)
                     {
                         tracing::error!(key = %request.owner, "writer is gone; failing the write");
                         ctx.notify(WriteDone {
@@ -420,7 +429,7 @@ impl ShardActor {
     }
 
     /// Connects the writer (done once, after the actor's address exists).
-    pub fn set_writer(&mut self, writes: mpsc::UnboundedSender<WriteRequest>) {
+    pub fn set_writer(&mut self, writes: mpsc::UnboundedSender<Outgoing>) {
         self.writes = Some(writes);
     }
 }
@@ -437,7 +446,7 @@ impl Actor for ShardActor {
 #[rtype(result = "()")]
 pub struct ConnectWriter {
     /// Where writes go.
-    pub writes: mpsc::UnboundedSender<WriteRequest>,
+    pub writes: mpsc::UnboundedSender<Outgoing>,
     /// Where barrier and live reads go.
     pub barriers: mpsc::UnboundedSender<ReadRequest>,
     /// Where Warning Events go.

@@ -2,6 +2,7 @@
 //! and feeds each answer (with the returned resourceVersion) back to the shard.
 
 use crate::errors::classify;
+use crate::events::{EventRecorder, kcm::Outcome};
 use crate::fence::Fence;
 use crate::paths::collection;
 use crate::rate_limit::TokenBucket;
@@ -14,7 +15,9 @@ use serde::Deserialize;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
-use tidemark_engine::{Action, ActionClass, WriteError, WriteErrorKind, WriteRequest, WriteResult};
+use tidemark_engine::{
+    Action, ActionClass, Uid, WriteError, WriteErrorKind, WriteRequest, WriteResult,
+};
 use tokio::sync::mpsc;
 
 #[derive(Deserialize)]
@@ -27,7 +30,40 @@ struct MetaOnly {
 #[serde(rename_all = "camelCase")]
 struct VersionOnly {
     #[serde(default)]
+    name: String,
+    #[serde(default)]
     resource_version: String,
+}
+
+/// A write's result and the name of the object written (the server completes `generateName`),
+/// which its Event names.
+struct Performed {
+    result: WriteResult,
+    name: Option<String>,
+}
+
+impl From<WriteResult> for Performed {
+    fn from(result: WriteResult) -> Self {
+        Self { result, name: None }
+    }
+}
+
+fn written(meta: MetaOnly) -> Performed {
+    Performed {
+        result: WriteResult::Written {
+            resource_version: meta.metadata.resource_version,
+        },
+        name: Some(meta.metadata.name).filter(|n| !n.is_empty()),
+    }
+}
+
+/// A write with what its Event needs to know about the object whose reconcile asked for it.
+#[derive(Debug)]
+pub struct Outgoing {
+    /// The write.
+    pub request: WriteRequest,
+    /// The owner's UID, from the shard's cache (`kubectl describe` selects Events on it).
+    pub owner_uid: Option<Uid>,
 }
 
 /// Counts of what the writers did, for the status line and the summary.
@@ -63,6 +99,7 @@ pub struct WriterPool {
     fence: Arc<Fence>,
     io: tokio::runtime::Handle,
     deadline: Option<Duration>,
+    events: Option<Arc<EventRecorder>>,
 }
 
 impl WriterPool {
@@ -80,7 +117,14 @@ impl WriterPool {
             fence,
             io,
             deadline: None,
+            events: None,
         }
+    }
+
+    /// Every write answered records its Event (as kube-controller-manager's pod control does).
+    pub fn with_events(mut self, events: Arc<EventRecorder>) -> Self {
+        self.events = Some(events);
+        self
     }
 
     /// Every write carries `deadline` as its `timeout` and fails (outcome unknown) when no
@@ -96,11 +140,11 @@ impl WriterPool {
     }
 
     /// Starts the writer of one shard; the returned sender takes its write requests.
-    pub fn spawn(&self, shard: Addr<ShardActor>) -> mpsc::UnboundedSender<WriteRequest> {
-        let (tx, mut rx) = mpsc::unbounded_channel::<WriteRequest>();
+    pub fn spawn(&self, shard: Addr<ShardActor>) -> mpsc::UnboundedSender<Outgoing> {
+        let (tx, mut rx) = mpsc::unbounded_channel::<Outgoing>();
         let pool = self.clone();
         self.io.spawn(async move {
-            while let Some(request) = rx.recv().await {
+            while let Some(Outgoing { request, owner_uid }) = rx.recv().await {
                 let pool = pool.clone();
                 let shard = shard.clone();
                 tokio::spawn(async move {
@@ -125,8 +169,23 @@ impl WriterPool {
                         tracing::info!(controller = request.controller, key = %request.owner, verb = request.action.verb(), resource = %request.action.resource(), "destructive action");
                     }
                     pool.counters.sent.fetch_add(1, Ordering::Relaxed);
-                    let result = perform(&pool.client, &request.action, pool.deadline).await;
+                    let performed =
+                        perform_named(&pool.client, &request.action, pool.deadline).await;
+                    let result = performed.result;
                     pool.counters.finished.fetch_add(1, Ordering::Relaxed);
+                    if let Some(events) = &pool.events {
+                        let outcome = match &result {
+                            WriteResult::Failed(e) => Outcome::Failed(e),
+                            _ => Outcome::Done(performed.name.as_deref()),
+                        };
+                        events.write_outcome(
+                            request.controller,
+                            &request.owner,
+                            owner_uid.as_ref(),
+                            &request.action,
+                            outcome,
+                        );
+                    }
                     if matches!(result, WriteResult::Failed(_)) {
                         pool.counters.failed.fetch_add(1, Ordering::Relaxed);
                     }
@@ -153,6 +212,10 @@ fn invalid(message: String) -> WriteResult {
 /// Performs one write and classifies the answer; with a `deadline`, the API server is asked to
 /// give up after it (`?timeout=`) and the client stops waiting shortly after.
 pub async fn perform(client: &Client, action: &Action, deadline: Option<Duration>) -> WriteResult {
+    perform_named(client, action, deadline).await.result
+}
+
+async fn perform_named(client: &Client, action: &Action, deadline: Option<Duration>) -> Performed {
     let Some(deadline) = deadline else {
         return perform_untimed(client, action, None).await;
     };
@@ -163,16 +226,17 @@ pub async fn perform(client: &Client, action: &Action, deadline: Option<Duration
     )
     .await
     {
-        Ok(result) => result,
+        Ok(performed) => performed,
         Err(_) => WriteResult::Failed(WriteError {
             kind: WriteErrorKind::Transport,
             message: format!("no answer within the write deadline of {deadline:?}"),
-        }),
+        })
+        .into(),
     }
 }
 
 /// Adds `timeout=<deadline>` to a request's query, as kube-apiserver reads it.
-fn with_server_timeout(
+pub(crate) fn with_server_timeout(
     mut request: http::Request<Vec<u8>>,
     deadline: Option<Duration>,
 ) -> http::Request<Vec<u8>> {
@@ -192,7 +256,7 @@ async fn perform_untimed(
     client: &Client,
     action: &Action,
     deadline: Option<Duration>,
-) -> WriteResult {
+) -> Performed {
     match action {
         Action::Create {
             resource,
@@ -225,23 +289,12 @@ async fn perform_untimed(
             resource,
             key,
             patch,
-        } => {
-            let path = collection(*resource, Some(key.namespace()));
-            let request =
-                Request::new(path).patch(key.name(), &PatchParams::default(), &Patch::Merge(patch));
-            match request {
-                Ok(r) => match client
-                    .request::<MetaOnly>(with_server_timeout(r, deadline))
-                    .await
-                {
-                    Ok(meta) => WriteResult::Written {
-                        resource_version: meta.metadata.resource_version,
-                    },
-                    Err(e) => WriteResult::Failed(classify(&e)),
-                },
-                Err(e) => invalid(e.to_string()),
-            }
-        }
+        } => send_patch(client, *resource, key, &Patch::Merge(patch), deadline).await,
+        Action::StrategicPatch {
+            resource,
+            key,
+            patch,
+        } => send_patch(client, *resource, key, &Patch::Strategic(patch), deadline).await,
         Action::Delete { resource, key, uid } => {
             let params = DeleteParams {
                 preconditions: Some(Preconditions {
@@ -254,16 +307,38 @@ async fn perform_untimed(
                 .delete(key.name(), &params)
             {
                 Ok(r) => r,
-                Err(e) => return invalid(e.to_string()),
+                Err(e) => return invalid(e.to_string()).into(),
             };
             match client
                 .request_text(with_server_timeout(request, deadline))
                 .await
             {
-                Ok(_) => WriteResult::Deleted,
-                Err(e) => WriteResult::Failed(classify(&e)),
+                Ok(_) => WriteResult::Deleted.into(),
+                Err(e) => WriteResult::Failed(classify(&e)).into(),
             }
         }
+    }
+}
+
+/// PATCHes `key` and reads back the version.
+async fn send_patch(
+    client: &Client,
+    resource: tidemark_engine::Resource,
+    key: &tidemark_engine::ObjectKey,
+    patch: &Patch<&serde_json::Value>,
+    deadline: Option<Duration>,
+) -> Performed {
+    let path = collection(resource, Some(key.namespace()));
+    let request = match Request::new(path).patch(key.name(), &PatchParams::default(), patch) {
+        Ok(r) => r,
+        Err(e) => return invalid(e.to_string()).into(),
+    };
+    match client
+        .request::<MetaOnly>(with_server_timeout(request, deadline))
+        .await
+    {
+        Ok(meta) => written(meta),
+        Err(e) => WriteResult::Failed(classify(&e)).into(),
     }
 }
 
@@ -273,21 +348,19 @@ async fn send_object(
     body: &serde_json::Value,
     deadline: Option<Duration>,
     build: impl FnOnce(Vec<u8>) -> Result<http::Request<Vec<u8>>, kube::core::request::Error>,
-) -> WriteResult {
+) -> Performed {
     let request = serde_json::to_vec(body)
         .map_err(|e| e.to_string())
         .and_then(|bytes| build(bytes).map_err(|e| e.to_string()));
     let request = match request {
         Ok(r) => r,
-        Err(e) => return invalid(e),
+        Err(e) => return invalid(e).into(),
     };
     match client
         .request::<MetaOnly>(with_server_timeout(request, deadline))
         .await
     {
-        Ok(meta) => WriteResult::Written {
-            resource_version: meta.metadata.resource_version,
-        },
-        Err(e) => WriteResult::Failed(classify(&e)),
+        Ok(meta) => written(meta),
+        Err(e) => WriteResult::Failed(classify(&e)).into(),
     }
 }

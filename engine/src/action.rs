@@ -45,6 +45,17 @@ pub enum Action {
         /// The merge patch.
         patch: serde_json::Value,
     },
+    /// PATCH an object with a strategic merge patch (`application/strategic-merge-patch+json`),
+    /// for list edits a merge patch cannot express: `$deleteFromPrimitiveList/finalizers`
+    /// removes one finalizer and keeps the ones other controllers put there.
+    StrategicPatch {
+        /// The resource (a built-in kind: strategic merge does not apply to custom resources).
+        resource: Resource,
+        /// The object.
+        key: ObjectKey,
+        /// The strategic merge patch.
+        patch: serde_json::Value,
+    },
     /// PUT the status subresource; the body carries the cached resourceVersion, so a stale view
     /// gets `409 Conflict` instead of overwriting.
     UpdateStatus {
@@ -62,9 +73,10 @@ impl Action {
     pub fn class(&self) -> ActionClass {
         match self {
             Action::Delete { .. } => ActionClass::Destructive,
-            Action::Create { .. } | Action::UpdateStatus { .. } | Action::Patch { .. } => {
-                ActionClass::Ordinary
-            }
+            Action::Create { .. }
+            | Action::UpdateStatus { .. }
+            | Action::Patch { .. }
+            | Action::StrategicPatch { .. } => ActionClass::Ordinary,
         }
     }
 
@@ -74,6 +86,7 @@ impl Action {
             Action::Create { resource, .. }
             | Action::Delete { resource, .. }
             | Action::Patch { resource, .. }
+            | Action::StrategicPatch { resource, .. }
             | Action::UpdateStatus { resource, .. } => *resource,
         }
     }
@@ -84,7 +97,7 @@ impl Action {
             Action::Create { .. } => "create",
             Action::Delete { .. } => "delete",
             Action::UpdateStatus { .. } => "update_status",
-            Action::Patch { .. } => "patch",
+            Action::Patch { .. } | Action::StrategicPatch { .. } => "patch",
         }
     }
 }

@@ -246,6 +246,11 @@ fn check_plan(
                 key: target,
                 resource: r,
                 ..
+            }
+            | Action::StrategicPatch {
+                key: target,
+                resource: r,
+                ..
             } => {
                 prop_assert!(target == key || *r == Resource::Pods, "{target}");
             }

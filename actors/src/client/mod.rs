@@ -7,6 +7,7 @@
 mod deadline;
 mod in_cluster;
 pub mod response;
+pub mod rest_metrics;
 mod source;
 mod token_file;
 mod user_agent;
@@ -93,7 +94,10 @@ pub fn build_client_with(
         None
     };
     let _guard = io.enter();
-    let builder = kube::client::ClientBuilder::try_from(config)?.with_layer(&deadlines);
+    let counted = rest_metrics::RestMetricsLayer::new(&config.cluster_url);
+    let builder = kube::client::ClientBuilder::try_from(config)?
+        .with_layer(&deadlines)
+        .with_layer(&counted);
     Ok(match token_file {
         Some(path) => {
             let layer = BearerTokenFile::open(PathBuf::from(path))?;

@@ -1,6 +1,9 @@
 //! The HTTP side: `/metrics`, `/healthz`, `/readyz` and `/livez`, and the plain listener of
 //! `--metrics-addr` with the limits every scrape listener has.
 
+use super::text_format::{
+    OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE, to_text_format, wants_openmetrics,
+};
 use super::{HEALTH_TIMEOUT, MetricsState};
 use axum::Router;
 use axum::extract::State;
@@ -10,14 +13,19 @@ use axum::routing::get;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-async fn metrics(State(state): State<MetricsState>) -> Response {
+/// OpenMetrics for a scraper that asks for it, else the text format 0.0.4, as
+/// kube-controller-manager negotiates.
+async fn metrics(State(state): State<MetricsState>, headers: header::HeaderMap) -> Response {
+    let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
     match state.render().await {
-        Ok(text) => (
-            [(
-                header::CONTENT_TYPE,
-                "application/openmetrics-text; version=1.0.0; charset=utf-8",
-            )],
+        Ok(text) if wants_openmetrics(accept) => (
+            [(header::CONTENT_TYPE, OPENMETRICS_CONTENT_TYPE)],
             axum::body::Body::from(text),
+        )
+            .into_response(),
+        Ok(text) => (
+            [(header::CONTENT_TYPE, TEXT_CONTENT_TYPE)],
+            axum::body::Body::from(to_text_format(&String::from_utf8_lossy(&text))),
         )
             .into_response(),
         Err(_) => (StatusCode::INTERNAL_SERVER_ERROR, "encoding failed").into_response(),

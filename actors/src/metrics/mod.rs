@@ -4,6 +4,8 @@
 
 mod cache;
 mod endpoints;
+mod text_format;
+mod upstream;
 
 pub use endpoints::{router, scrape_serve_options, serve, serve_with};
 
@@ -45,6 +47,7 @@ struct InformerFigures {
 struct Scrape {
     stats: Option<Arc<ManagerStats>>,
     informers: Vec<InformerFigures>,
+    lease: String,
 }
 
 /// Encodes the last collected figures under the metric names operators' dashboards use.
@@ -66,22 +69,45 @@ impl EncodeFigures for MetricEncoder<'_> {
     }
 
     fn seconds(&mut self, h: &Histogram<u64>, bounds: &[f64]) -> std::fmt::Result {
-        let count = h.len();
-        let sum = h.mean() * count as f64 / 1e6;
-        let buckets: Vec<(f64, u64)> = bounds
-            .iter()
-            .map(|&le| {
-                let micros = (le * 1e6).floor() as u64;
-                let below = if micros == 0 {
-                    0
-                } else {
-                    h.count_between(0, micros)
-                };
-                (le, below)
-            })
-            .collect();
+        let (sum, count, buckets) = per_bucket_seconds(h, bounds);
         self.encode_histogram::<NoLabelSet>(sum, count, &buckets, None)
     }
+}
+
+/// The sum in seconds, the count, and the observations of each bucket alone (the encoder adds
+/// them up), ending with `+Inf`: from an HDR histogram in microseconds and upper bounds in
+/// seconds.
+fn per_bucket_seconds(h: &Histogram<u64>, bounds: &[f64]) -> (f64, u64, Vec<(f64, u64)>) {
+    let count = h.len();
+    let sum = h.mean() * count as f64 / 1e6;
+    let mut buckets = Vec::with_capacity(bounds.len() + 1);
+    let mut below_previous = 0;
+    for &le in bounds {
+        let micros = (le * 1e6).floor() as u64;
+        // HDR counts by equivalent ranges: clamp so the series never decreases nor passes the
+        // count.
+        let below = if micros == 0 {
+            0
+        } else {
+            h.count_between(0, micros)
+        }
+        .clamp(below_previous, count);
+        buckets.push((le, below - below_previous));
+        below_previous = below;
+    }
+    buckets.push((f64::INFINITY, count - below_previous));
+    (sum, count, buckets)
+}
+
+/// Whether `controller` reads `resource`: only those get per-resource series, so a scrape has
+/// no zeros for caches a controller never looks at. A controller the manager did not list
+/// (none today) keeps every series.
+fn reads(stats: &ManagerStats, controller: &str, resource: Resource) -> bool {
+    stats
+        .reads
+        .iter()
+        .find(|(name, _)| *name == controller)
+        .is_none_or(|(_, r)| r.contains(&resource))
 }
 
 impl TidemarkCollector {
@@ -162,6 +188,9 @@ impl TidemarkCollector {
             )?;
             for c in &stats.controllers {
                 for (resource, n) in c.stale_sync_skips_by_resource.iter() {
+                    if !reads(stats, c.controller, resource) {
+                        continue;
+                    }
                     let set = [
                         ("controller", c.controller),
                         ("group", resource.group()),
@@ -216,6 +245,9 @@ impl TidemarkCollector {
             )?;
             for c in &stats.controllers {
                 for (resource, h) in c.cache_lag_us.iter() {
+                    if !reads(stats, c.controller, resource) {
+                        continue;
+                    }
                     let set = [
                         ("controller", c.controller),
                         ("group", resource.group()),
@@ -260,6 +292,8 @@ impl TidemarkCollector {
             )?;
             let mut groups: Vec<(&str, bool)> =
                 Resource::ALL.iter().map(|r| (r.group(), false)).collect();
+            // One series per group: a group's resources are not neighbours in `ALL`.
+            groups.sort_by_key(|(g, _)| *g);
             groups.dedup_by_key(|(g, _)| *g);
             for (group, open) in &stats.breakers_open {
                 match groups.iter_mut().find(|(g, _)| g == group) {
@@ -411,8 +445,12 @@ impl Collector for TidemarkCollector {
         let scrape = self.scrape.lock();
         if let Some(stats) = &scrape.stats {
             Self::encode_stats(stats, &mut encoder)?;
+            upstream::encode_stale_sync_skips(stats, &mut encoder)?;
+            upstream::encode_leader(stats, &scrape.lease, &mut encoder)?;
         }
         Self::encode_informers(&scrape.informers, &mut encoder)?;
+        upstream::encode_store_resource_version(&scrape.informers, &mut encoder)?;
+        upstream::encode_rest_client(&mut encoder)?;
         crate::process_metrics::encode(&mut encoder)
     }
 }
@@ -470,6 +508,7 @@ impl MetricsState {
             let mut scrape = self.collector.scrape.lock();
             scrape.stats = stats;
             scrape.informers = self.informers();
+            scrape.lease = self.source.leader().lease.clone();
         }
         let mut text = String::new();
         let encoded = prometheus_client::encoding::text::encode(&mut text, &self.registry);

@@ -108,3 +108,79 @@ fn with_the_job_gate_off_the_lagging_cache_over_runs_parallelism() {
         );
     });
 }
+
+/// A finalizer another controller put on the Job's Pods.
+const OTHER_FINALIZER: &str = "example.com/keep";
+
+#[test]
+fn removing_the_tracking_finalizer_keeps_every_other_finalizer_on_the_pod() {
+    with_runtime(|io| async move {
+        let server = start_server(
+            &io,
+            ServerConfig {
+                kubelet_ready_after: Duration::from_millis(100),
+                job_pod_runtime: Duration::from_millis(700),
+                ..ServerConfig::default()
+            },
+        )
+        .await
+        .expect("server");
+        let mut spec = job("keep", false);
+        spec["spec"]["completions"] = serde_json::json!(3);
+        server
+            .create(Resource::Jobs, DEMO_NAMESPACE, spec)
+            .expect("seed");
+        let config = ManagerConfig {
+            shards: 1,
+            controllers: vec!["job".into()],
+            ..ManagerConfig::default()
+        };
+        let manager = Manager::start(
+            &config,
+            client_for(&server, &io).await.expect("client"),
+            &io,
+        )
+        .expect("manager");
+        // Another controller adds its finalizer to each Pod long before the Pod finishes.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline && !all_complete(&server) {
+            for pod in server.list(Resource::Pods) {
+                let name = pod["metadata"]["name"].as_str().unwrap_or_default();
+                let has = |p: &serde_json::Value| {
+                    p["metadata"]["finalizers"]
+                        .as_array()
+                        .is_some_and(|f| f.iter().any(|f| f == OTHER_FINALIZER))
+                };
+                if !has(&pod) {
+                    let _ = server.update_with(Resource::Pods, DEMO_NAMESPACE, name, |p| {
+                        let list = p["metadata"]["finalizers"]
+                            .as_array()
+                            .cloned()
+                            .unwrap_or_default();
+                        let mut list = list;
+                        list.push(serde_json::json!(OTHER_FINALIZER));
+                        p["metadata"]["finalizers"] = serde_json::Value::Array(list);
+                    });
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let complete = all_complete(&server);
+        let finalizers: Vec<serde_json::Value> = server
+            .list(Resource::Pods)
+            .iter()
+            .map(|p| p["metadata"]["finalizers"].clone())
+            .collect();
+        manager.stop();
+        server.shutdown().await;
+        assert!(complete, "the Job completes");
+        assert_eq!(finalizers.len(), 3, "{finalizers:?}");
+        for f in finalizers {
+            assert_eq!(
+                f,
+                serde_json::json!([OTHER_FINALIZER]),
+                "the Job's finalizer is gone and the other one stays"
+            );
+        }
+    });
+}

@@ -59,7 +59,9 @@ fn tidemark_writes(server: &ApiServer) -> usize {
         .writes()
         .iter()
         .filter(|w| {
+            // The controllers' writes: not the Lease, nor the Events recording them.
             w.resource != Resource::Leases
+                && w.resource != Resource::Events
                 && w.user_agent
                     .as_deref()
                     .is_some_and(|a| a.starts_with("tidemark"))

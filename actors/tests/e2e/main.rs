@@ -6,6 +6,7 @@ mod auth_methods;
 mod binary;
 mod common;
 mod daemonset_e2e;
+mod events_e2e;
 mod hostile_informers;
 mod hostile_logs;
 mod job_e2e;

@@ -16,12 +16,79 @@ use tidemark_loadgen::{ApiServer, Resource, ServerConfig};
 /// its count.
 type Samples = Vec<(HashMap<String, String>, f64)>;
 
-struct Parsed(HashMap<String, Samples>);
+struct Parsed(HashMap<String, Samples>, String);
+
+/// Checks every histogram of a scrape as Prometheus reads it: each `_bucket` series is
+/// cumulative (never decreasing with `le`), ends with `le="+Inf"`, and that bucket equals the
+/// series' `_count`. Returns how many series it checked.
+fn check_histograms(text: &str) -> usize {
+    // (family, labels without le) -> [(le, value)], and -> count.
+    let mut buckets: HashMap<(String, String), Vec<(String, f64)>> = HashMap::new();
+    let mut counts: HashMap<(String, String), f64> = HashMap::new();
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
+        let (series, value) = line.rsplit_once(' ').expect("a sample has a value");
+        let value: f64 = value.parse().expect("a number");
+        let (name, labels) = series.split_once('{').unwrap_or((series, "}"));
+        let labels = labels.trim_end_matches('}');
+        if let Some(family) = name.strip_suffix("_bucket") {
+            let mut le = None;
+            let rest: Vec<&str> = labels
+                .split(',')
+                .filter(|l| match l.strip_prefix("le=") {
+                    Some(v) => {
+                        le = Some(v.trim_matches('"').to_string());
+                        false
+                    }
+                    None => !l.is_empty(),
+                })
+                .collect();
+            let le = le.unwrap_or_else(|| panic!("a bucket without le: {line}"));
+            buckets
+                .entry((family.to_string(), rest.join(",")))
+                .or_default()
+                .push((le, value));
+        } else if let Some(family) = name.strip_suffix("_count") {
+            counts.insert((family.to_string(), labels.to_string()), value);
+        }
+    }
+    for (key, series) in &buckets {
+        let mut previous = 0.0;
+        let mut bound = f64::NEG_INFINITY;
+        for (le, v) in series {
+            let this: f64 = if le == "+Inf" {
+                f64::INFINITY
+            } else {
+                le.parse().expect("le")
+            };
+            assert!(
+                this > bound,
+                "{key:?}: buckets in increasing le order: {series:?}"
+            );
+            assert!(*v >= previous, "{key:?}: cumulative: {series:?}");
+            (previous, bound) = (*v, this);
+        }
+        assert_eq!(
+            series.last().map(|(le, _)| le.as_str()),
+            Some("+Inf"),
+            "{key:?} ends with +Inf"
+        );
+        assert_eq!(
+            counts.get(key).copied(),
+            Some(previous),
+            "{key:?}: le=\"+Inf\" equals _count"
+        );
+    }
+    buckets.len()
+}
 
 impl Parsed {
     async fn scrape(addr: std::net::SocketAddr) -> Self {
         let (code, text) = http_get(addr, "/metrics").await;
         assert_eq!(code, 200, "{text}");
+        let raw = text.clone();
         let lines = text.lines().map(|l| Ok(l.to_string()));
         let scrape =
             prometheus_parse::Scrape::parse(lines).expect("a Prometheus parser accepts it");
@@ -46,7 +113,7 @@ impl Parsed {
                 .or_default()
                 .push((labels, value));
         }
-        Self(by_name)
+        Self(by_name, raw)
     }
 
     /// The value of `name` with every label of `labels`, if present.
@@ -152,6 +219,7 @@ fn every_named_metric_parses_with_its_labels_and_moves_with_the_run() {
             .await
         );
         let after = Parsed::scrape(addr).await;
+        let url = server.url();
         manager.stop();
         server.shutdown().await;
 
@@ -228,6 +296,64 @@ fn every_named_metric_parses_with_its_labels_and_moves_with_the_run() {
             after.get("tidemark_destructive_held_total", &[C]) >= Some(1.0),
             "the first scale-down of each set waited for its proof"
         );
+
+        // Every histogram, as a Prometheus server reads it.
+        assert!(check_histograms(&after.1) >= 5, "{}", after.1);
+        // Prometheus refuses a scrape that repeats a series.
+        let mut seen = std::collections::HashSet::new();
+        for line in after.1.lines().filter(|l| !l.starts_with('#')) {
+            let series = line.rsplit_once(' ').map_or(line, |(s, _)| s);
+            assert!(seen.insert(series), "{series} appears twice");
+        }
+        // KEP-5647's and client-go's names, as kube-controller-manager exposes them.
+        moved(
+            "replicaset_controller_stale_sync_skips_total",
+            &[("group", ""), ("resource", "pods")],
+        );
+        assert!(after.has(
+            "informer_store_resource_version",
+            &[
+                ("name", "kube-controller-manager"),
+                ("group", "apps"),
+                ("version", "v1"),
+                ("resource", "replicasets")
+            ]
+        ));
+        moved(
+            "informer_store_resource_version",
+            &[("group", ""), ("version", "v1"), ("resource", "pods")],
+        );
+        // Other tests' servers share the process-wide client metrics: select this one's host.
+        let host = url
+            .trim_start_matches("https://")
+            .trim_start_matches("http://")
+            .trim_end_matches('/');
+        moved(
+            "rest_client_requests_total",
+            &[("code", "201"), ("method", "POST"), ("host", host)],
+        );
+        moved(
+            "rest_client_request_duration_seconds",
+            &[("verb", "DELETE"), ("host", host)],
+        );
+        assert!(
+            !after.has("leader_election_master_status", &[]),
+            "registered only with leader election, as upstream"
+        );
+        // No series for a cache the ReplicaSet controller never reads (the other controllers of
+        // this run read Nodes and Leases: their series are theirs).
+        for unread in ["nodes", "leases", "jobs", "daemonsets"] {
+            let r = ("resource", unread);
+            assert!(!after.has("replicaset_controller_stale_sync_skips_total", &[r]));
+            assert!(
+                !after.has("tidemark_stale_sync_skips_total", &[C, r]),
+                "{unread}"
+            );
+            assert!(
+                !after.has("tidemark_cache_lag_seconds", &[C, r]),
+                "{unread}"
+            );
+        }
     });
 }
 
@@ -329,4 +455,39 @@ fn manager_breaker_open(manager: &Manager) -> bool {
         .breakers_open()
         .iter()
         .any(|(_, open)| *open)
+}
+
+#[test]
+fn with_leader_election_the_lease_s_master_status_is_one_once_this_process_leads() {
+    with_runtime(|io| async move {
+        let server = seeded(&io, 1, 1).await;
+        let config = ManagerConfig {
+            shards: 1,
+            controllers: vec!["replicaset".into()],
+            leader_election: Some(tidemark_actors::leader::LeaderElectionConfig::new("me")),
+            ..ManagerConfig::default()
+        };
+        let manager = Manager::start(
+            &config,
+            client_for(&server, &io).await.expect("client"),
+            &io,
+        )
+        .expect("manager");
+        let addr = start_metrics(&io, "127.0.0.1:0".parse().expect("addr"), &manager)
+            .await
+            .expect("metrics endpoint");
+        let mut status = None;
+        for _ in 0..100 {
+            status = Parsed::scrape(addr)
+                .await
+                .get("leader_election_master_status", &[("name", "tidemark")]);
+            if status == Some(1.0) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        manager.stop();
+        server.shutdown().await;
+        assert_eq!(status, Some(1.0), "named after the Lease, 1 while leading");
+    });
 }

@@ -78,11 +78,13 @@ fn pod_for(job: &JobView, index: Option<u32>) -> Result<Action, ReconcileError> 
     })
 }
 
+/// Removes only the Job's own finalizer, as upstream's `removeTrackingFinalizerPatch`: other
+/// controllers' finalizers on the Pod must outlive the Job's bookkeeping.
 fn unfinalize(pod: &PodView) -> Action {
-    Action::Patch {
+    Action::StrategicPatch {
         resource: Resource::Pods,
         key: pod.key.clone(),
-        patch: json!({"metadata": {"finalizers": null}}),
+        patch: json!({"metadata": {"$deleteFromPrimitiveList/finalizers": [JOB_TRACKING_FINALIZER]}}),
     }
 }
 
@@ -527,7 +529,7 @@ mod tests {
         assert!(
             !actions(&first)
                 .iter()
-                .any(|a| matches!(a, Action::Patch { .. })),
+                .any(|a| matches!(a, Action::StrategicPatch { .. })),
             "the finalizer stays until the status records the Pod"
         );
         let recorded = job(
@@ -538,10 +540,16 @@ mod tests {
             &recorded,
             vec![done, pod("b", PodPhase::Running, true, None)],
         );
-        assert!(
-            actions(&second)
-                .iter()
-                .any(|a| matches!(a, Action::Patch { key, .. } if key.name() == "a"))
+        let removal = actions(&second).into_iter().find_map(|a| match a {
+            Action::StrategicPatch { key, patch, .. } if key.name() == "a" => Some(patch.clone()),
+            _ => None,
+        });
+        assert_eq!(
+            removal,
+            Some(
+                json!({"metadata": {"$deleteFromPrimitiveList/finalizers": [JOB_TRACKING_FINALIZER]}})
+            ),
+            "only the Job's own finalizer is removed, never the whole list"
         );
         let unfinalized = pod("a", PodPhase::Succeeded, false, None);
         let third = plan(

@@ -99,6 +99,8 @@ mod tests {
             (Method::PUT, "/api/v1/nodes/node-1/status", None),
             (Method::PATCH, "/api/v1/nodes/node-1", None),
             (Method::POST, "/api/v1/namespaces/default/events", None),
+            // A repeat of an Event is a PATCH of its count (client-go's recorder).
+            (Method::PATCH, "/api/v1/namespaces/default/events/e1", None),
             (
                 Method::GET,
                 "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/tidemark",
@@ -162,10 +164,7 @@ mod tests {
             "/apis/apps/v1/namespaces/default/replicasets/web"
         ));
         assert!(denied(Method::DELETE, "/api/v1/nodes/node-1"));
-        assert!(denied(
-            Method::PATCH,
-            "/api/v1/namespaces/default/events/e1"
-        ));
+        assert!(denied(Method::PUT, "/api/v1/namespaces/default/events/e1"));
         assert!(denied(
             Method::PUT,
             "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/other"
