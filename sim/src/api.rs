@@ -114,7 +114,24 @@ pub fn perform(store: &Store, action: &Action) -> WriteResult {
             resource,
             key,
             patch,
-        } => written(merge_patch(store, api_resource(*resource), key, patch)),
+        } => written(patch_object(
+            store,
+            api_resource(*resource),
+            key,
+            patch,
+            Merge::Json,
+        )),
+        Action::StrategicPatch {
+            resource,
+            key,
+            patch,
+        } => written(patch_object(
+            store,
+            api_resource(*resource),
+            key,
+            patch,
+            Merge::Strategic,
+        )),
         Action::Delete { resource, key, uid } => {
             let delete = DeleteOptions {
                 preconditions: Preconditions {
@@ -139,11 +156,19 @@ pub fn perform(store: &Store, action: &Action) -> WriteResult {
 
 /// A merge PATCH: read, patch, update, again on a conflict (the handler's loop, without the
 /// type checks a simulated manager's own patches never need).
-fn merge_patch(
+/// How a PATCH body applies, as its content type says.
+#[derive(Clone, Copy)]
+enum Merge {
+    Json,
+    Strategic,
+}
+
+fn patch_object(
     store: &Store,
     resource: loadgen::Resource,
     key: &tidemark_engine::ObjectKey,
     patch: &serde_json::Value,
+    merge: Merge,
 ) -> Result<std::sync::Arc<loadgen::store::Stored>, ApiError> {
     let (ns, name) = (key.namespace(), key.name());
     for _ in 0..16 {
@@ -151,7 +176,10 @@ fn merge_patch(
             return Err(ApiError::not_found(resource.plural(), name));
         };
         let mut object = current.value.clone();
-        loadgen::patch::merge_patch(&mut object, patch);
+        match merge {
+            Merge::Json => loadgen::patch::merge_patch(&mut object, patch),
+            Merge::Strategic => loadgen::patch::strategic_merge(&mut object, patch, ""),
+        }
         match store.update_opts(
             resource,
             ns,

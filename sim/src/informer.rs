@@ -86,8 +86,9 @@ impl World {
     pub(crate) fn end_for_relist(&mut self, i: usize, why: &str) {
         let resource = self.informers[i].resource;
         self.note(format_args!("{resource} watch ends ({why}): relist"));
+        let now = self.clock.now();
         for s in 0..self.shards.len() {
-            self.shards[s].relisting(resource);
+            self.shards[s].relisting(resource, now);
             self.pump(s);
         }
         let backoff = relist_backoff(&mut self.rng);

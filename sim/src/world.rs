@@ -582,6 +582,7 @@ pub(crate) fn describe(action: &Action) -> String {
         } => pod_label(key.namespace(), key.name()),
         Action::Delete { key, .. }
         | Action::Patch { key, .. }
+        | Action::StrategicPatch { key, .. }
         | Action::UpdateStatus { key, .. } => key.to_string(),
     }
 }
