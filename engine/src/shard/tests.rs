@@ -1,13 +1,18 @@
 //! Unit tests of the shard: the gate, parking, deletions and atomic replace, driven by hand.
 
-#[path = "shard_staleness_tests.rs"]
+#[path = "staleness_tests.rs"]
 mod staleness;
 
 use super::*;
+use crate::action::Action;
 use crate::controllers::replicaset::ReplicaSetController;
+use crate::object::Object;
 use crate::object::test_support::{pod, replicaset_json};
 use crate::object::{PodView, ReplicaSetView};
+use crate::proof::BarrierId;
+use crate::reconciler::Context;
 use crate::write::WriteError;
+use crate::write::{WriteErrorKind, WriteRequest, WriteResult};
 
 fn shard(consistency: bool) -> Shard {
     Shard::new(
@@ -639,7 +644,7 @@ fn with_the_gate_off_an_unknown_outcome_creates_again() {
 mod node_lifecycle {
     use super::*;
     use crate::controllers::nodelifecycle::NodeLifecycleController;
-    use crate::node_views::{LeaseView, NodeView};
+    use crate::views::nodes::{LeaseView, NodeView};
 
     fn node_shard(consistency: bool) -> Shard {
         Shard::new(

@@ -1,9 +1,9 @@
 //! Reads the fields of a JSON object with their types and ranges checked, as kube-apiserver's
 //! decoding and validation would have: a field that is absent (or `null`) takes its default, a
 //! field present with the wrong type or out of range is recorded, and the caller turns the
-//! record into [`Malformed`](crate::malformed::Malformed) instead of guessing a value.
+//! record into [`Malformed`](crate::views::malformed::Malformed) instead of guessing a value.
 
-use crate::malformed::{FieldError, Malformed};
+use crate::views::malformed::{FieldError, Malformed};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -1,16 +1,16 @@
 //! The DaemonSet projection: its Pod template and scheduling constraints (node selector,
 //! required node affinity, tolerations), its update strategy and its status, all checked.
 
-use crate::checked::{Checker, Field, IntOrPercent};
 use crate::key::{ObjectKey, Uid};
 use crate::labels::LabelSelector;
-use crate::malformed::Malformed;
-use crate::malformed::projection;
-use crate::node_views::{NodeView, TAINT_EFFECTS, Taint};
-use crate::object::{DecodeError, parse_json, read_meta};
 use crate::pod_template::PodTemplate;
 use crate::resource::Resource;
 use crate::rv::ResourceVersion;
+use crate::views::checked::{Checker, Field, IntOrPercent};
+use crate::views::malformed::Malformed;
+use crate::views::malformed::projection;
+use crate::views::meta::{DecodeError, parse_json, read_meta};
+use crate::views::nodes::{NodeView, TAINT_EFFECTS, Taint};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -308,5 +308,5 @@ impl DaemonSetView {
 projection!(DaemonSetView, Resource::DaemonSets);
 
 #[cfg(test)]
-#[path = "daemonset_view_tests.rs"]
+#[path = "daemonset_tests.rs"]
 mod tests;

@@ -1,15 +1,15 @@
 //! The Job projection (batch/v1): what the Job controller reads, checked, and the whole object
 //! for its status writes.
 
-use crate::checked::{Checker, Field};
 use crate::index_set::IndexSet;
 use crate::key::{ObjectKey, Uid};
-use crate::malformed::Malformed;
-use crate::malformed::projection;
-use crate::object::{DecodeError, parse_json, read_meta};
 use crate::pod_template::PodTemplate;
 use crate::resource::Resource;
 use crate::rv::ResourceVersion;
+use crate::views::checked::{Checker, Field};
+use crate::views::malformed::Malformed;
+use crate::views::malformed::projection;
+use crate::views::meta::{DecodeError, parse_json, read_meta};
 use std::sync::Arc;
 
 /// A Job's status as the controller tracks it.

@@ -4,11 +4,7 @@
 //! deletes) until the object changes, and reports it once per object version.
 
 use crate::key::{ObjectKey, Uid};
-use crate::queue::Outcome;
-use crate::reconciler::ReconcileError;
 use crate::resource::Resource;
-use crate::shard::Output;
-use crate::stats::ControllerStats;
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -104,7 +100,7 @@ pub trait Projection {
 /// [`Projection`] for a view with `key`, `uid` and `malformed` fields.
 macro_rules! projection {
     ($view:ty, $resource:expr) => {
-        impl $crate::malformed::Projection for $view {
+        impl $crate::views::malformed::Projection for $view {
             const RESOURCE: $crate::resource::Resource = $resource;
             fn object_key(&self) -> &$crate::key::ObjectKey {
                 &self.key
@@ -112,122 +108,10 @@ macro_rules! projection {
             fn object_uid(&self) -> &$crate::key::Uid {
                 &self.uid
             }
-            fn malformed(&self) -> Option<&std::sync::Arc<$crate::malformed::Malformed>> {
+            fn malformed(&self) -> Option<&std::sync::Arc<$crate::views::malformed::Malformed>> {
                 self.malformed.as_ref()
             }
         }
     };
 }
 pub(crate) use projection;
-
-/// `Ok` when `object` is well formed; otherwise the error that stops `controller` acting on the
-/// key that read it.
-pub fn ensure_well_formed<T: Projection>(
-    controller: &'static str,
-    object: &T,
-) -> Result<(), ReconcileError> {
-    match object.malformed() {
-        None => Ok(()),
-        Some(malformed) => Err(ReconcileError::Malformed {
-            controller,
-            resource: T::RESOURCE,
-            key: object.object_key().clone(),
-            uid: object.object_uid().clone(),
-            malformed: malformed.clone(),
-        }),
-    }
-}
-
-/// What a shard does with a failed reconcile of `controller`: a malformed input is counted,
-/// logged and reported (a `Degraded` output with reason [`MALFORMED_REASON`], naming the malformed
-/// object, for a Warning Event on it) once per object version, and the key rests until an event
-/// queues it again (retrying cannot help); any other failure retries with backoff.
-pub fn settle(
-    error: &ReconcileError,
-    stats: &mut ControllerStats,
-    outbox: &mut Vec<Output>,
-) -> Outcome {
-    let ReconcileError::Malformed {
-        controller,
-        resource,
-        key,
-        uid,
-        malformed,
-    } = error
-    else {
-        tracing::warn!(error = %error, "reconcile failed: the key retries with backoff");
-        return Outcome::Failed;
-    };
-    stats.malformed_skips += 1;
-    if malformed.first_report() {
-        tracing::warn!(controller, %resource, %key, problems = %malformed, "malformed object: no action for the keys that read it until it changes");
-        outbox.push(Output::Degraded {
-            controller,
-            key: key.clone(),
-            resource: *resource,
-            uid: Some(uid.clone()),
-            reason: MALFORMED_REASON,
-            message: format!(
-                "{} is malformed ({malformed}): the {controller} controller takes no action for \
-                 the objects that read it until it changes",
-                resource.kind()
-            ),
-        });
-    }
-    Outcome::Done
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn record() -> Arc<Malformed> {
-        Arc::new(Malformed::new(
-            vec![FieldError {
-                path: "spec.replicas".into(),
-                problem: "must be an int32, got \"five\"".into(),
-            }],
-            1,
-        ))
-    }
-
-    #[test]
-    fn a_malformed_input_is_reported_once_and_rests_the_key() {
-        let malformed = record();
-        let error = ReconcileError::Malformed {
-            controller: "replicaset",
-            resource: Resource::ReplicaSets,
-            key: ObjectKey::new("ns", "web"),
-            uid: Uid::new("u"),
-            malformed: malformed.clone(),
-        };
-        let mut stats = ControllerStats::new("replicaset");
-        let mut out = Vec::new();
-        assert_eq!(settle(&error, &mut stats, &mut out), Outcome::Done);
-        assert_eq!(settle(&error, &mut stats, &mut out), Outcome::Done);
-        assert_eq!(stats.malformed_skips, 2);
-        assert_eq!(out.len(), 1, "one Warning Event per object version");
-        let Output::Degraded {
-            reason, message, ..
-        } = &out[0]
-        else {
-            panic!("a Degraded output: {out:?}");
-        };
-        assert_eq!(*reason, MALFORMED_REASON);
-        assert!(message.contains("spec.replicas"), "{message}");
-    }
-
-    #[test]
-    fn other_failures_retry_with_backoff() {
-        let error = ReconcileError::Unbuildable {
-            controller: "statefulset",
-            key: ObjectKey::new("ns", "db"),
-            message: "no template".into(),
-        };
-        let mut stats = ControllerStats::new("statefulset");
-        let mut out = Vec::new();
-        assert_eq!(settle(&error, &mut stats, &mut out), Outcome::Failed);
-        assert!(out.is_empty());
-        assert_eq!(stats.malformed_skips, 0);
-    }
-}

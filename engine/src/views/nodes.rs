@@ -2,14 +2,14 @@
 //! holder and renew time. Nodes are few (thousands, not millions), so they keep their whole JSON
 //! for the writes that mark them.
 
-use crate::checked::{Checker, Field};
 use crate::key::{ObjectKey, Uid};
 use crate::labels::Labels;
-use crate::malformed::Malformed;
-use crate::malformed::projection;
-use crate::object::{DecodeError, parse_json, read_meta};
 use crate::resource::Resource;
 use crate::rv::ResourceVersion;
+use crate::views::checked::{Checker, Field};
+use crate::views::malformed::Malformed;
+use crate::views::malformed::projection;
+use crate::views::meta::{DecodeError, parse_json, read_meta};
 use std::sync::Arc;
 
 /// The namespace of node Leases.

@@ -3,15 +3,15 @@
 //! parsed object that records each unusable field (the Pod stays visible, marked malformed, so
 //! its owner neither creates a replacement nor acts on a guess).
 
-use crate::checked::{Checker, Field};
 use crate::key::{ObjectKey, Uid};
 use crate::labels::Labels;
-use crate::malformed::Malformed;
-use crate::malformed::projection;
-use crate::object::{DecodeError, OwnerRef, read_meta};
 use crate::resource::Resource;
 use crate::rv::ResourceVersion;
 use crate::time::parse_rfc3339;
+use crate::views::checked::{Checker, Field};
+use crate::views::malformed::Malformed;
+use crate::views::malformed::projection;
+use crate::views::meta::{DecodeError, OwnerRef, read_meta};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -144,7 +144,7 @@ impl PodView {
             .as_deref()
             .ok_or(DecodeError::Missing("metadata.resourceVersion"))?;
         let labels = root.get(&mut c, "metadata.labels").string_map(&mut c);
-        let controller = crate::object::controller_ref(&root, &mut c);
+        let controller = crate::views::meta::controller_ref(&root, &mut c);
         let finalizers = root.get(&mut c, "metadata.finalizers").strings(&mut c);
         let annotations = root.get(&mut c, "metadata.annotations").string_map(&mut c);
         let index_field = root.get(&mut c, "metadata.annotations");
@@ -406,5 +406,5 @@ impl PodWire {
 }
 
 #[cfg(test)]
-#[path = "pod_view_tests.rs"]
+#[path = "pod_tests.rs"]
 mod tests;

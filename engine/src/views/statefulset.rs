@@ -1,15 +1,15 @@
 //! The StatefulSet projection: what its controller reads, checked, and the whole object for its
 //! status writes.
 
-use crate::checked::{Checker, Field};
 use crate::key::{ObjectKey, Uid};
 use crate::labels::LabelSelector;
-use crate::malformed::Malformed;
-use crate::malformed::projection;
-use crate::object::{DecodeError, parse_json, read_meta};
 use crate::pod_template::PodTemplate;
 use crate::resource::Resource;
 use crate::rv::ResourceVersion;
+use crate::views::checked::{Checker, Field};
+use crate::views::malformed::Malformed;
+use crate::views::malformed::projection;
+use crate::views::meta::{DecodeError, parse_json, read_meta};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
