@@ -3,136 +3,23 @@
 //! shard is caught here and, when the actor is supervised, the shard is replaced by a fresh one
 //! ([`crate::supervision`]).
 
-use crate::barrier::{BarrierRequest, LiveReadRequest, ReadRequest};
+use crate::barrier::{BarrierDone, BarrierRequest, LiveReadDone, LiveReadRequest, ReadRequest};
 use crate::events::{EventRecorder, Warning};
-use crate::supervision::{Down, Supervision};
-use actix::{Actor, AsyncContext, Context, Handler, Message, MessageResult, SpawnHandle};
+use crate::supervision::Supervision;
+use actix::{Actor, AsyncContext, Context, Handler, MessageResult, SpawnHandle};
 use std::panic::AssertUnwindSafe;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use tidemark_engine::{
-    BarrierId, Change, ControllerStats, LiveReadId, Object, Output, Resource, ResourceVersion,
-    Shard, WriteId, WriteRequest, WriteResult,
+    BarrierId, LiveReadId, Output, Resource, ResourceVersion, Shard, WriteId, WriteRequest,
+    WriteResult,
 };
 use tokio::sync::{mpsc, watch};
 
+mod messages;
+pub use messages::*;
+
 /// Mailbox capacity; the supervisor awaits `send`, so this bounds what is queued per shard.
 pub const MAILBOX_CAPACITY: usize = 64;
-
-/// Watch events for this shard, then the progress marker of the batch they came in.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Batch {
-    /// The resource.
-    pub resource: Resource,
-    /// Events that belong to this shard, in revision order.
-    pub changes: Vec<Change>,
-    /// Every event of `resource` up to this version has now been delivered.
-    pub progress: Option<ResourceVersion>,
-}
-
-/// A list (initial or relist): replace the shard's slice atomically.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Replace {
-    /// The resource.
-    pub resource: Resource,
-    /// This shard's objects of the list.
-    pub objects: Vec<Object>,
-    /// The list's resourceVersion.
-    pub version: Option<ResourceVersion>,
-    /// The resync request (of a restarted shard) that was current when the list began.
-    pub epoch: u64,
-}
-
-/// The watch of `resource` ended for a relist: until the list replaces it, the shard's slice
-/// misses events for certain.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Relisting {
-    /// The resource.
-    pub resource: Resource,
-}
-
-/// The answer to a write.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct WriteDone {
-    /// Which write.
-    pub id: WriteId,
-    /// The answer.
-    pub result: WriteResult,
-}
-
-/// The answer to a barrier read.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct BarrierDone {
-    /// Which read.
-    pub id: BarrierId,
-    /// The current revision, or why it could not be read.
-    pub result: Result<ResourceVersion, String>,
-}
-
-/// The answer to a live read.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct LiveReadDone {
-    /// Which read.
-    pub id: LiveReadId,
-    /// Each object's current version (`None`: not found), or why the read failed.
-    pub result: Result<Vec<Option<ResourceVersion>>, String>,
-}
-
-/// This process became leader at `revision` (its takeover write): reconcile again once the
-/// cache has reached it, and carry out no destructive decision before `destructive_from`.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Lead {
-    /// The takeover's resourceVersion.
-    pub revision: Option<ResourceVersion>,
-    /// When the previous leader's writes can no longer commit (its write deadline after the
-    /// takeover); `None` when unknown to matter (no fencing).
-    pub destructive_from: Option<Instant>,
-}
-
-/// This process is no longer leader: keep the cache warm, reconcile nothing.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Follow;
-
-/// Asks for the shard's figures.
-#[derive(Message)]
-#[rtype(result = "ShardSnapshot")]
-pub struct Snapshot;
-
-/// A shard's figures at one moment.
-#[derive(Clone, Debug)]
-pub struct ShardSnapshot {
-    /// Per controller.
-    pub controllers: Vec<ControllerStats>,
-    /// Per resource: synced, watermark, cached objects.
-    pub resources: Vec<(Resource, bool, Option<ResourceVersion>, usize)>,
-    /// Which shard.
-    pub shard: usize,
-    /// Times the shard panicked and was replaced.
-    pub restarts: u64,
-    /// Why the shard is down, while it recovers from a panic.
-    pub down: Option<Down>,
-}
-
-/// A probe a parked key asked for, forwarded to the informer of its resource.
-#[derive(Clone, Debug)]
-pub struct ProbeRequest {
-    /// The resource whose watermark looks stuck.
-    pub resource: Resource,
-    /// The version a key waits for.
-    pub target: ResourceVersion,
-    /// The shard's watermark.
-    pub watermark: Option<ResourceVersion>,
-}
-
-/// Where probes go: one channel per resource, indexed by [`Resource::index`].
-pub type ProbeRoutes = std::sync::Arc<Vec<mpsc::UnboundedSender<ProbeRequest>>>;
 
 /// Builds a fresh shard for a restart.
 pub type ShardFactory = Box<dyn Fn() -> Shard + Send>;
@@ -430,18 +317,6 @@ impl Actor for ShardActor {
     fn started(&mut self, ctx: &mut Self::Context) {
         ctx.set_mailbox_capacity(MAILBOX_CAPACITY);
     }
-}
-
-/// Connects a writer and a barrier reader to a running actor.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct ConnectWriter {
-    /// Where writes go.
-    pub writes: mpsc::UnboundedSender<WriteRequest>,
-    /// Where barrier and live reads go.
-    pub barriers: mpsc::UnboundedSender<ReadRequest>,
-    /// Where Warning Events go.
-    pub events: std::sync::Arc<EventRecorder>,
 }
 
 impl Handler<ConnectWriter> for ShardActor {
