@@ -13,10 +13,10 @@ use crate::object::{
     COMPLETION_INDEX_ANNOTATION, JOB_TRACKING_FINALIZER, Object, PodPhase, PodView,
 };
 use crate::pod_template::{ControllerRef, NewMeta, NewObject, SpecOnly, to_body};
+use crate::reconcile_error::ensure_well_formed;
 use crate::reconciler::{Context, ReconcileError, Reconciler};
 use crate::resource::Resource;
 use crate::views::job::JobView;
-use crate::reconcile_error::ensure_well_formed;
 use serde_json::{Map, Value, json};
 use smallvec::SmallVec;
 use std::collections::BTreeSet;
