@@ -3,7 +3,7 @@
 //! else each phase is one plain line, so a CI log reads as a timeline. Log lines are written
 //! above the live line ([`suspended`]), never through it.
 
-use crate::report::StressReport;
+use crate::stress::report::StressReport;
 use crate::stress::{READY_BOUND, StressOptions};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use std::io::IsTerminal;

@@ -1,13 +1,13 @@
 //! Ranges and enumerations of the fields controllers decide on, spec and status, as upstream's
 //! `ValidateReplicaSetSpec`, `ValidateStatefulSetStatus`, `ValidateTaint`... check them: each
 //! broken rule is one `details.causes` entry (`spec.replicas: Invalid value: -2: must be greater
-//! than or equal to 0`). Field types are checked before, by [`crate::typecheck`].
+//! than or equal to 0`). Field types are checked before, by [`crate::admission::typecheck`].
 
 use serde_json::Value;
 
+use crate::admission::validation::{INVALID, REQUIRED};
+use crate::apiserver::status::StatusCause;
 use crate::resource::Resource;
-use crate::status::StatusCause;
-use crate::validation::{INVALID, REQUIRED};
 
 /// `Unsupported value` (upstream `FieldValueNotSupported`).
 pub const NOT_SUPPORTED: &str = "FieldValueNotSupported";
@@ -285,12 +285,16 @@ pub fn status_rules(r: Resource, obj: &Value) -> Vec<StatusCause> {
 
 /// A status write must carry a status an upstream status strategy would accept: `422` with
 /// one cause per broken rule.
-pub fn check_status(r: Resource, name: &str, obj: &Value) -> Result<(), crate::status::ApiError> {
+pub fn check_status(
+    r: Resource,
+    name: &str,
+    obj: &Value,
+) -> Result<(), crate::apiserver::status::ApiError> {
     let causes = status_rules(r, obj);
     if causes.is_empty() {
         Ok(())
     } else {
-        Err(crate::status::ApiError::invalid_causes(
+        Err(crate::apiserver::status::ApiError::invalid_causes(
             r.kind(),
             name,
             causes,

@@ -6,10 +6,10 @@
 
 use serde_json::Value;
 
+use crate::admission::typecheck_schema::S;
+pub use crate::admission::typecheck_schema::schema;
+use crate::apiserver::status::ApiError;
 use crate::resource::Resource;
-use crate::status::ApiError;
-use crate::typecheck_schema::S;
-pub use crate::typecheck_schema::schema;
 
 /// A Go type the decoder fills.
 #[derive(Clone, Copy, Debug)]
@@ -179,8 +179,8 @@ pub fn check_patched(r: Resource, obj: &Value) -> Result<(), ApiError> {
         None => Ok(()),
         Some(TypeError(e)) => {
             let patched = obj.to_string();
-            let cause = crate::status::StatusCause {
-                reason: crate::validation::INVALID.into(),
+            let cause = crate::apiserver::status::StatusCause {
+                reason: crate::admission::validation::INVALID.into(),
                 message: format!("Invalid value: {patched:?}: {e}"),
                 field: "patch".into(),
             };

@@ -1,8 +1,8 @@
-//! The Go types of the served kinds' fields that controllers decide on, for [`crate::typecheck`]:
+//! The Go types of the served kinds' fields that controllers decide on, for [`crate::admission::typecheck`]:
 //! one constant per struct, named and nested as in `k8s.io/api`.
 
+use crate::admission::typecheck::Ty;
 use crate::resource::Resource;
-use crate::typecheck::Ty;
 
 /// `string`.
 pub(crate) const S: Ty = Ty::Str("string");

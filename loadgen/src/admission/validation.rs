@@ -3,8 +3,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::apiserver::status::StatusCause;
 use crate::resource::Resource;
-use crate::status::StatusCause;
 
 /// `Required value` (upstream `FieldValueRequired`).
 pub const REQUIRED: &str = "FieldValueRequired";
@@ -216,7 +216,7 @@ fn selector_is_empty(selector: &Value) -> bool {
 }
 
 fn validate_workload(r: Resource, obj: &Value, out: &mut Vec<StatusCause>) {
-    crate::field_rules::spec_rules(r, obj, out);
+    crate::admission::field_rules::spec_rules(r, obj, out);
     let spec = &obj["spec"];
     let needs_selector = r != Resource::Jobs || spec["manualSelector"].as_bool() == Some(true);
     if needs_selector && (!spec["selector"].is_object() || selector_is_empty(&spec["selector"])) {
@@ -305,7 +305,7 @@ pub fn validate(r: Resource, obj: &Value) -> Vec<StatusCause> {
             }
         }
         Resource::Leases => {
-            crate::field_rules::spec_rules(r, obj, &mut out);
+            crate::admission::field_rules::spec_rules(r, obj, &mut out);
             if obj["spec"]["leaseDurationSeconds"]
                 .as_i64()
                 .is_some_and(|n| n <= 0)
@@ -317,7 +317,7 @@ pub fn validate(r: Resource, obj: &Value) -> Vec<StatusCause> {
                 ));
             }
         }
-        Resource::Nodes => crate::field_rules::spec_rules(r, obj, &mut out),
+        Resource::Nodes => crate::admission::field_rules::spec_rules(r, obj, &mut out),
         Resource::Namespaces
         | Resource::Events
         | Resource::ControllerRevisions

@@ -25,7 +25,7 @@ pub struct AdminState {
     /// The store (for the oracle).
     pub store: Arc<Store>,
     /// Node Lease renewal of the kubelet emulation.
-    pub leases: Arc<crate::nodes::LeaseControl>,
+    pub leases: Arc<crate::kubelet::nodes::LeaseControl>,
 }
 
 /// A fault setting that names the resource it applies to.
@@ -143,9 +143,9 @@ async fn put_watch_stall(State(s): State<AdminState>, body: Bytes) -> Response {
 #[serde(rename_all = "camelCase")]
 struct RequestFaultSettings {
     #[serde(default)]
-    errors: Vec<crate::request_faults::ErrorRule>,
+    errors: Vec<crate::faults::request_faults::ErrorRule>,
     #[serde(default)]
-    latency: Vec<crate::request_faults::LatencyRule>,
+    latency: Vec<crate::faults::request_faults::LatencyRule>,
     #[serde(default)]
     lose_write_responses: f64,
 }
@@ -291,7 +291,10 @@ pub fn router(state: AdminState) -> Router {
         )
         .route("/faults/expire-watches", put(put_expire_watches))
         .route("/oracle", get(get_violations))
-        .route("/raw/{plural}/{namespace}/{name}", put(crate::raw::put_raw))
+        .route(
+            "/raw/{plural}/{namespace}/{name}",
+            put(crate::apiserver::raw::put_raw),
+        )
         .route("/healthz", get(|| async { "ok" }))
         .with_state(state)
 }

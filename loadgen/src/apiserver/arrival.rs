@@ -10,9 +10,9 @@ use axum::middleware::Next;
 use axum::response::Response;
 use http::Method;
 
-use crate::in_flight::ArrivalId;
+use crate::apiserver::routes::{Route, parse};
+use crate::oracle::in_flight::ArrivalId;
 use crate::resource::Resource;
-use crate::routes::{Route, parse};
 use crate::store::{Arriving, Store};
 
 tokio::task_local! {
@@ -64,9 +64,9 @@ pub async fn layer(State(store): State<Arc<Store>>, request: Request, next: Next
         }
         PodWrite::Create(ns) => {
             let (parts, body) = request.into_parts();
-            let bytes = match crate::handlers::read_body(body, &parts.headers).await {
+            let bytes = match crate::apiserver::handlers::read_body(body, &parts.headers).await {
                 Ok(b) => b,
-                Err(e) => return crate::handlers::error_response(&e),
+                Err(e) => return crate::apiserver::handlers::error_response(&e),
             };
             // A body that is not JSON is refused by the handler; there is nothing to judge.
             let id = serde_json::from_slice(&bytes)

@@ -10,19 +10,21 @@ use bytes::Bytes;
 use http::{HeaderMap, Method, StatusCode, header};
 use serde_json::Value;
 
-use crate::deletion::{DeleteOptions, Deleted};
-use crate::discovery;
-use crate::list::{self, ContinueToken, ListRequest};
-use crate::openapi;
-use crate::options::{Query, dry_run, field_validation, parse_delete_options, parse_json, warn};
-use crate::patch::{self, Patch, PatchKind};
+use crate::admission::typecheck;
+use crate::apiserver::discovery;
+use crate::apiserver::openapi;
+use crate::apiserver::options::{
+    Query, dry_run, field_validation, parse_delete_options, parse_json, warn,
+};
+use crate::apiserver::routes::{self, Route};
+use crate::apiserver::status::ApiError;
 use crate::resource::Resource;
-use crate::routes::{self, Route};
-use crate::selector::Selectors;
-use crate::status::ApiError;
+use crate::store::deletion::{DeleteOptions, Deleted};
+use crate::store::list::{self, ContinueToken, ListRequest};
+use crate::store::patch::{self, Patch, PatchKind};
+use crate::store::selector::Selectors;
+use crate::store::watch_stream::{self as watch, WatchContext, WatchRequest, WatchStart};
 use crate::store::{Store, Subresource, WriteOptions};
-use crate::typecheck;
-use crate::watch::{self, WatchContext, WatchRequest, WatchStart};
 
 /// Request bodies larger than this are refused with 413 (as upstream's 3 MiB limit).
 pub const MAX_BODY: usize = 3 * 1024 * 1024;
@@ -37,7 +39,7 @@ pub struct App {
     /// Context for watch streams.
     pub watch: WatchContext,
     /// Authentication, RBAC and the request log.
-    pub door: Arc<crate::door::Door>,
+    pub door: Arc<crate::apiserver::door::Door>,
 }
 
 fn json_response(code: StatusCode, body: impl Into<Body>) -> Response {
@@ -237,7 +239,7 @@ async fn dispatch(app: &App, req: Request) -> Result<Response, ApiError> {
                     let (body, warning) = field_validation(resource, body, &query)?;
                     typecheck::check_body(resource, &body)?;
                     if sub == Subresource::Status {
-                        crate::field_rules::check_status(resource, &name, &body)?;
+                        crate::admission::field_rules::check_status(resource, &name, &body)?;
                     }
                     let opts = WriteOptions::request(dry_run(&query)?);
                     let stored = app
@@ -296,13 +298,14 @@ async fn dispatch(app: &App, req: Request) -> Result<Response, ApiError> {
             require_json(&parts.headers)?;
             let body = parse_json(&read_body(body, &parts.headers).await?)?;
             let caller = parts.extensions.get::<crate::rbac::UserInfo>();
-            let answer = crate::door::review(&app.door, plural, caller, &body)?;
+            let answer = crate::apiserver::door::review(&app.door, plural, caller, &body)?;
             Ok(value_response(StatusCode::CREATED, &answer))
         }
         Route::ServiceAccountToken { namespace, name } if method == Method::POST => {
             require_json(&parts.headers)?;
             let body = parse_json(&read_body(body, &parts.headers).await?)?;
-            let answer = crate::door::token_request(&app.door, &namespace, &name, &body)?;
+            let answer =
+                crate::apiserver::door::token_request(&app.door, &namespace, &name, &body)?;
             Ok(value_response(StatusCode::CREATED, &answer))
         }
         Route::Eviction { namespace, name } if method == Method::POST => {
@@ -459,7 +462,7 @@ fn delete_collection(
 }
 
 /// RFC 7386 JSON merge patch (kept here for callers of the old path).
-pub use crate::patch::merge_patch;
+pub use crate::store::patch::merge_patch;
 
 /// The object a PATCH addresses.
 struct PatchTarget<'a> {
@@ -500,7 +503,7 @@ fn patch_object(
         patch.apply_to(&mut obj)?;
         typecheck::check_patched(r, &obj)?;
         if t.sub == Subresource::Status {
-            crate::field_rules::check_status(r, name, &obj)?;
+            crate::admission::field_rules::check_status(r, name, &obj)?;
         }
         match t.store.update_opts(r, ns, name, obj, t.sub, ua, opts) {
             Err(ApiError::Conflict { .. }) if !pinned => continue,

@@ -5,10 +5,10 @@ use axum::response::Response;
 use http::header;
 use serde_json::Value;
 
-use crate::deletion::{DeleteOptions, Propagation};
+use crate::apiserver::status::ApiError;
 use crate::resource::Resource;
-use crate::status::ApiError;
 use crate::store::Preconditions;
+use crate::store::deletion::{DeleteOptions, Propagation};
 
 /// The query string of a request, in order.
 pub(crate) struct Query(pub(crate) Vec<(String, String)>);

@@ -14,9 +14,9 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use crate::admin::AdminState;
+use crate::apiserver::admin::AdminState;
+use crate::apiserver::status::ApiError;
 use crate::resource::Resource;
-use crate::status::ApiError;
 use crate::store::{Store, Stored};
 
 /// The user agent raw writes are recorded with.
@@ -76,7 +76,7 @@ pub async fn put_raw(
             tracing::warn!(resource = %plural, namespace = ns, name, rv = stored.rv, "raw object stored without validation (hostile-server simulation)");
             (StatusCode::OK, Json(stored.value.clone())).into_response()
         }
-        Err(e) => crate::handlers::error_response(&e),
+        Err(e) => crate::apiserver::handlers::error_response(&e),
     }
 }
 

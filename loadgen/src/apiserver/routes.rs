@@ -97,7 +97,7 @@ pub fn parse(path: &str) -> Option<Route> {
     };
     if let [plural] = rest
         && version == "v1"
-        && let Some((_, p, _)) = crate::discovery::REVIEWS
+        && let Some((_, p, _)) = crate::apiserver::discovery::REVIEWS
             .iter()
             .find(|(g, p, _)| *g == group && p == plural)
     {

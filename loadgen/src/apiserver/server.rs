@@ -11,20 +11,20 @@ use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
-use crate::admin::{self, AdminState};
-use crate::deletion::{DeleteOptions, Deleted};
-use crate::door::{Door, ServerCredentials};
+use crate::apiserver::admin::{self, AdminState};
+use crate::apiserver::door::{Door, ServerCredentials};
+use crate::apiserver::handlers::{self, App};
+use crate::apiserver::kubeconfig::{KubeconfigTrust, KubeconfigUser};
+use crate::apiserver::status::ApiError;
 use crate::faults::Faults;
-use crate::handlers::{self, App};
-use crate::kubeconfig::{KubeconfigTrust, KubeconfigUser};
+use crate::kubelet::nodes::{self, LeaseControl};
 use crate::kubelet::{self, KubeletConfig};
-use crate::nodes::{self, LeaseControl};
 use crate::oracle::{ReplicaSetTruth, Violation, WriteRecord};
 use crate::rbac::UserInfo;
 use crate::resource::Resource;
-use crate::status::ApiError;
+use crate::store::deletion::{DeleteOptions, Deleted};
+use crate::store::watch_stream::WatchContext;
 use crate::store::{LOADGEN_USER_AGENT, Preconditions, Store};
-use crate::watch::WatchContext;
 
 /// How the server is started.
 #[derive(Debug, Clone)]
@@ -251,17 +251,17 @@ pub async fn start(config: ServerConfig) -> Result<ApiServer, ServerError> {
     if !config.plain_http {
         api = api.layer(axum::middleware::from_fn_with_state(
             door.clone(),
-            crate::door::layer,
+            crate::apiserver::door::layer,
         ));
     }
     let api = api
         .layer(axum::middleware::from_fn_with_state(
             faults.clone(),
-            crate::request_faults::layer,
+            crate::faults::request_faults::layer,
         ))
         .layer(axum::middleware::from_fn_with_state(
             store.clone(),
-            crate::arrival::layer,
+            crate::apiserver::arrival::layer,
         ));
     let leases = Arc::new(LeaseControl::default());
     let admin = admin::router(AdminState {
@@ -370,7 +370,7 @@ impl ApiServer {
         namespace: &str,
         name: &str,
         ttl: Duration,
-    ) -> Result<String, crate::door::TokenError> {
+    ) -> Result<String, crate::apiserver::door::TokenError> {
         self.door
             .tokens
             .issue_for_service_account(&self.store, namespace, name, ttl)
@@ -404,7 +404,7 @@ impl ApiServer {
 
     /// A kubeconfig with the trust and user given.
     pub fn kubeconfig_with(&self, trust: &KubeconfigTrust, user: &KubeconfigUser) -> String {
-        crate::kubeconfig::kubeconfig(&self.url(), trust, user)
+        crate::apiserver::kubeconfig::kubeconfig(&self.url(), trust, user)
     }
 
     /// The admin listener's address.

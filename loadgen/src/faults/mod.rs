@@ -1,12 +1,15 @@
 //! Fault injection settings that can change while the server runs: per-resource watch delay,
 //! dropped watch connections, and a forced `410 Gone` on the next watches.
 
+pub mod hostile;
+pub mod request_faults;
+
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use tokio::sync::watch;
 
-use crate::request_faults::RequestFaults;
+use crate::faults::request_faults::RequestFaults;
 use crate::resource::Resource;
 
 /// A watch delay for the objects of one resource carrying one label.

@@ -3,9 +3,9 @@
 //! Latency stands for the time before a request reaches storage: a request whose `timeout`
 //! passes first is answered `504 Timeout` and not applied, as kube-apiserver does.
 
+use crate::apiserver::routes::{Route, parse};
 use crate::faults::Faults;
 use crate::resource::Resource;
-use crate::routes::{Route, parse};
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
@@ -257,8 +257,9 @@ pub async fn layer(State(faults): State<Arc<Faults>>, request: Request, next: Ne
         );
     }
     if !decision.latency.is_zero() {
-        let deadline = crate::request_timeout::of_query(request.uri().query().unwrap_or(""))
-            .filter(|d| verb != "watch" && *d < decision.latency);
+        let deadline =
+            crate::apiserver::request_timeout::of_query(request.uri().query().unwrap_or(""))
+                .filter(|d| verb != "watch" && *d < decision.latency);
         if let Some(deadline) = deadline {
             tokio::time::sleep(deadline).await;
             return status(

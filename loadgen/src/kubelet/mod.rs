@@ -1,6 +1,8 @@
 //! Kubelet emulation (like kwok): each created Pod is bound to a fake node and becomes
 //! Running and Ready after a delay, written through the normal commit path.
 
+pub mod nodes;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -9,10 +11,10 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use crate::deletion::DeleteOptions;
 use crate::object::{meta_str, now_rfc3339};
 use crate::oracle::Verb;
 use crate::resource::Resource;
+use crate::store::deletion::DeleteOptions;
 use crate::store::{PodStarted, PodTerminating, Preconditions, Store};
 
 /// User agent of kubelet writes.

@@ -10,11 +10,11 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use crate::apiserver::status::ApiError;
 use crate::kubelet::{KUBELET_USER_AGENT, node_name};
 use crate::object::now_rfc3339;
 use crate::oracle::Verb;
 use crate::resource::Resource;
-use crate::status::ApiError;
 use crate::store::Store;
 
 /// The namespace of node Leases.

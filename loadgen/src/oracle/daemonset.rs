@@ -3,7 +3,7 @@
 //! there, on a Node that exists and matches the DaemonSet's `nodeSelector` (judged at the
 //! request's arrival). The second check is skipped for DaemonSets with a node affinity.
 
-use crate::in_flight::{Decision, InFlight};
+use crate::oracle::in_flight::{Decision, InFlight};
 use crate::oracle::{Verb, Violation, ViolationKind, pod_is_live};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};

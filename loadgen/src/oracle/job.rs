@@ -3,7 +3,7 @@
 //! an Indexed Job never runs two active Pods for one index, and a Job never counts more
 //! successes than `completions`.
 
-use crate::in_flight::{Decision, InFlight};
+use crate::oracle::in_flight::{Decision, InFlight};
 use crate::oracle::{Verb, Violation, ViolationKind};
 use serde_json::Value;
 use std::collections::HashMap;

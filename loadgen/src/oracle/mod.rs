@@ -1,13 +1,22 @@
 //! The invariant oracle: records every write, and checks every controller's Pod decisions
 //! against the state when its request arrived (see [`Oracle`]).
 
+pub mod daemonset;
+pub mod in_flight;
+pub mod job;
+pub mod leadership;
+pub mod node;
+pub mod replicaset;
+pub mod statefulset;
+pub mod truth;
+
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::in_flight::{ArrivalId, Decision, InFlight};
 use crate::object::meta_str;
+use crate::oracle::in_flight::{ArrivalId, Decision, InFlight};
+use crate::oracle::replicaset::ReplicaSetOracle;
 use crate::resource::Resource;
-use crate::rs_oracle::ReplicaSetOracle;
 
 /// The verb of a recorded write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -167,9 +176,9 @@ pub struct Oracle {
     violations: Vec<Violation>,
     in_flight: InFlight,
     replicasets: ReplicaSetOracle,
-    statefulsets: crate::sts_oracle::StatefulSetOracle,
-    jobs: crate::job_oracle::JobOracle,
-    daemonsets: crate::ds_oracle::DaemonSetOracle,
+    statefulsets: crate::oracle::statefulset::StatefulSetOracle,
+    jobs: crate::oracle::job::JobOracle,
+    daemonsets: crate::oracle::daemonset::DaemonSetOracle,
 }
 
 /// Whether a Node is marked unreachable: `Ready=Unknown`, or the unreachable taint.

@@ -7,8 +7,8 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::in_flight::{Decision, InFlight};
 use crate::object::{controller_uid, meta_str};
+use crate::oracle::in_flight::{Decision, InFlight};
 use crate::oracle::{Violation, ViolationKind, desired_replicas};
 
 #[derive(Debug, Clone)]

@@ -3,7 +3,7 @@
 //! wanted one); both judged at the request's arrival. Two live Pods with one ordinal cannot
 //! exist: a StatefulSet Pod's name is its ordinal, and names are unique.
 
-use crate::in_flight::{Decision, InFlight};
+use crate::oracle::in_flight::{Decision, InFlight};
 use crate::oracle::{Violation, ViolationKind, pod_is_live};
 use serde_json::Value;
 use std::collections::HashMap;

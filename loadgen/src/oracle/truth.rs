@@ -1,10 +1,10 @@
 //! The ground truth about the sets a stress workload scales, as the server sees them now, in the
 //! shape of [`ReplicaSetTruth`]: what convergence and the liveness verdict are judged on.
 
+use crate::apiserver::server::ApiServer;
 use crate::oracle::ReplicaSetTruth;
 use crate::resource::Resource;
 use crate::scenario::WorkloadKind;
-use crate::server::ApiServer;
 
 /// The ground truth about the sets the workload scales.
 pub fn truth(server: &ApiServer, kind: WorkloadKind) -> Vec<ReplicaSetTruth> {

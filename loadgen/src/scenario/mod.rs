@@ -1,12 +1,17 @@
 //! Stress scenarios: a TOML file naming the workload, the faults over time, the invariants and
 //! the convergence bound.
 
+pub mod catalog;
+pub mod timeline;
+pub mod user;
+pub mod workload;
+
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::resource::Resource;
-pub use crate::scenario_workload::{Amount, EventVerb, Workload, WorkloadEvent, WorkloadKind};
+pub use crate::scenario::workload::{Amount, EventVerb, Workload, WorkloadEvent, WorkloadKind};
 
 /// Why a scenario could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -420,7 +425,7 @@ impl Scenario {
     }
 
     /// Loads a scenario from a file path, or by the name of one built into the binary (the
-    /// files of `loadgen/scenarios/`, see [`crate::scenario_catalog`]).
+    /// files of `loadgen/scenarios/`, see [`crate::scenario::catalog`]).
     pub fn load(name_or_file: &str) -> Result<Self, ScenarioError> {
         let path = Path::new(name_or_file);
         if path.is_file() {
@@ -430,10 +435,10 @@ impl Scenario {
             })?;
             return Self::parse(&text, path);
         }
-        crate::scenario_catalog::load(name_or_file).unwrap_or_else(|| {
+        crate::scenario::catalog::load(name_or_file).unwrap_or_else(|| {
             Err(ScenarioError::NotFound {
                 name: name_or_file.to_string(),
-                known: crate::scenario_catalog::names()
+                known: crate::scenario::catalog::names()
                     .map(str::to_string)
                     .collect(),
             })
@@ -470,7 +475,7 @@ mod tests {
     #[test]
     fn every_shipped_scenario_parses_and_is_named_after_its_file() {
         let mut seen = 0;
-        for name in crate::scenario_catalog::names() {
+        for name in crate::scenario::catalog::names() {
             let scenario = Scenario::load(name).expect("parses");
             assert_eq!(scenario.name, name, "file name and scenario name agree");
             seen += 1;
@@ -533,7 +538,7 @@ mod tests {
         let err = Scenario::load("no-such-scenario").expect_err("missing");
         let text = err.to_string();
         assert!(text.contains("\"no-such-scenario\""), "{text}");
-        for name in crate::scenario_catalog::names() {
+        for name in crate::scenario::catalog::names() {
             assert!(text.contains(name), "{name} missing from: {text}");
         }
         assert!(text.contains("--list"), "{text}");

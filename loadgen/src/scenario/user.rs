@@ -4,13 +4,13 @@
 
 use serde_json::{Value, json};
 
-use crate::deletion::{DeleteOptions, Propagation};
+use crate::apiserver::server::ApiServer;
+use crate::apiserver::status::ApiError;
 use crate::object::{controller_uid, meta_str};
 use crate::oracle::pod_is_live;
 use crate::resource::Resource;
 use crate::scenario::{EventVerb, WorkloadEvent, WorkloadKind};
-use crate::server::ApiServer;
-use crate::status::ApiError;
+use crate::store::deletion::{DeleteOptions, Propagation};
 
 /// Makes exactly `count` extra Nodes `extra-0..` exist.
 fn set_extra_nodes(server: &ApiServer, count: i32) -> Result<(), ApiError> {
@@ -203,7 +203,7 @@ impl<'a> User<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::server::{ServerConfig, start};
+    use crate::apiserver::server::{ServerConfig, start};
     use crate::workload::replicaset_manifest;
 
     async fn server_with_two_sets() -> ApiServer {

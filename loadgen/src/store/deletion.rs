@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::gc::{self, GC_USER_AGENT};
+use crate::apiserver::status::ApiError;
 use crate::object::{controller_uid, meta_mut, meta_str};
 use crate::oracle::Verb;
 use crate::resource::Resource;
-use crate::status::ApiError;
+use crate::store::gc::{self, GC_USER_AGENT};
 use crate::store::{Inner, Key, PodTerminating, Preconditions, Store, Stored};
 
 /// The finalizer that holds an owner while its dependents are deleted (Foreground).

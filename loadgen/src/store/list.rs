@@ -7,9 +7,9 @@ use base64::Engine;
 use bytes::{BufMut, Bytes, BytesMut};
 use serde::{Deserialize, Serialize};
 
+use crate::apiserver::status::ApiError;
 use crate::resource::Resource;
-use crate::selector::Selectors;
-use crate::status::ApiError;
+use crate::store::selector::Selectors;
 use crate::store::{Key, Store};
 
 /// How long a list waits for a resourceVersion newer than the current one.

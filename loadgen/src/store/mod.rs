@@ -1,6 +1,13 @@
 //! The revisioned object store: one global revision counter, pre-encoded objects, an
 //! append-only event log (with each event's previous object) for watches and snapshots.
 
+pub mod deletion;
+pub mod gc;
+pub mod list;
+pub mod patch;
+pub mod selector;
+pub mod watch_stream;
+
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::Bound;
 use std::sync::Arc;
@@ -11,14 +18,14 @@ use parking_lot::Mutex;
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
-use crate::in_flight::{ArrivalId, Decision};
+use crate::admission::validation;
+use crate::apiserver::status::ApiError;
 use crate::object::{meta_mut, meta_str, now_rfc3339, random_suffix, random_uid};
+use crate::oracle::in_flight::{ArrivalId, Decision};
 use crate::oracle::{
     Commit, Oracle, ReplicaSetTruth, Verb, Violation, WriteRecord, desired_replicas,
 };
 use crate::resource::Resource;
-use crate::status::ApiError;
-use crate::validation;
 
 /// An object's key: `(namespace, name)`. Ordered as the real server orders lists.
 pub type Key = (String, String);
@@ -131,7 +138,7 @@ pub enum Arriving<'a> {
 
 /// User agent of in-process writes.
 pub const LOADGEN_USER_AGENT: &str = "loadgen";
-pub use crate::gc::GC_USER_AGENT;
+pub use crate::store::gc::GC_USER_AGENT;
 const MAX_LOG_READ: usize = 4096;
 
 pub(crate) struct Inner {
@@ -144,7 +151,7 @@ pub(crate) struct Inner {
     window: u64,
     oracle: Oracle,
     /// Dependents of every controlling owner, by the owner's uid.
-    pub(crate) dependents: crate::gc::Dependents,
+    pub(crate) dependents: crate::store::gc::Dependents,
     /// Owners in Foreground deletion, by uid, waiting for their dependents to go.
     pub(crate) foreground: std::collections::HashMap<String, (Resource, Key)>,
 }
@@ -680,7 +687,7 @@ impl Store {
             // The real server skips no-op updates: no new revision, no event.
             return stored.clone();
         }
-        if crate::deletion::ready_to_remove(&new) {
+        if crate::store::deletion::ready_to_remove(&new) {
             // The last finalizer of an object being deleted is gone: remove it.
             return self.remove(inner, r, key, Some(new), user_agent);
         }
@@ -727,7 +734,7 @@ impl Store {
             prev: prev.as_ref().map(|p| &p.value),
             new: new_value,
             user_agent,
-            arrival: crate::arrival::current(),
+            arrival: crate::apiserver::arrival::current(),
         });
         inner
             .dependents

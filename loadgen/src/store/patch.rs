@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::status::ApiError;
+use crate::apiserver::status::ApiError;
 
 /// The kind of a PATCH body, from its content type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

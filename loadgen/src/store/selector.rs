@@ -2,8 +2,8 @@
 
 use serde_json::Value;
 
+use crate::apiserver::status::ApiError;
 use crate::resource::Resource;
-use crate::status::ApiError;
 
 /// One requirement of a label selector.
 #[derive(Debug, Clone, PartialEq, Eq)]

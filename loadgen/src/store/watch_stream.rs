@@ -12,10 +12,10 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use tokio_stream::wrappers::ReceiverStream;
 
+use crate::apiserver::status::ApiError;
 use crate::faults::Faults;
 use crate::resource::Resource;
-use crate::selector::Selectors;
-use crate::status::ApiError;
+use crate::store::selector::Selectors;
 use crate::store::{Event, EventType, LogRead, Store};
 
 /// Where a watch starts.

@@ -5,8 +5,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::mode::Mode;
-use crate::report::StressReport;
+use crate::stress::mode::Mode;
+use crate::stress::report::StressReport;
 use crate::stress::{StressOptions, run};
 
 /// How many modes run at once: each run mostly waits out watch delays, not on the cores.

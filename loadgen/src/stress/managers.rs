@@ -2,8 +2,8 @@
 //! its own identity (see [`incarnation`]), each manager with its log and summary; killed,
 //! restarted, paused and resumed as the faults say; stopped gracefully at the end.
 
-use crate::mode::Mode;
 use crate::scenario::{ManagerSettings, Protection};
+use crate::stress::mode::Mode;
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -1,20 +1,27 @@
 //! `loadgen stress`: the simulated API server, `tidemark run` as a separate process against it,
 //! a scenario's workload and faults over time, then convergence and the oracle's verdict.
 
+pub mod compare;
+pub mod managers;
+pub mod mode;
+pub mod report;
+pub mod run_as;
+pub mod summary;
+
+use crate::apiserver::server::{ApiServer, ServerConfig, ServerError, start};
+use crate::apiserver::status::ApiError;
+use crate::faults::request_faults::{ErrorRule, LatencyRule, Match};
 use crate::faults::{Faults, ObjectDelay};
-use crate::leadership::{same_manager, split_leadership};
-use crate::managers::{ManagerError, Managers};
-use crate::mode::Mode;
-use crate::node_oracle::live_nodes_marked;
+use crate::oracle::leadership::{same_manager, split_leadership};
+use crate::oracle::node::live_nodes_marked;
 use crate::oracle::{ReplicaSetTruth, Verb, ViolationKind};
-use crate::report::{FaultEvent, ReportedViolation, StressReport, WriteCounts};
-use crate::request_faults::{ErrorRule, LatencyRule, Match};
 use crate::resource::Resource;
 use crate::scenario::WorkloadKind;
+use crate::scenario::timeline::{Action, Plan};
 use crate::scenario::{FaultKind, FaultWindow, Scenario};
-use crate::server::{ApiServer, ServerConfig, ServerError, start};
-use crate::status::ApiError;
-use crate::timeline::{Action, Plan};
+use crate::stress::managers::{ManagerError, Managers};
+use crate::stress::mode::Mode;
+use crate::stress::report::{FaultEvent, ReportedViolation, StressReport, WriteCounts};
 use crate::workload::{
     daemonset_manifest_on, job_manifest, replicaset_manifest, statefulset_manifest,
 };
@@ -57,7 +64,7 @@ pub enum StressError {
     Workload(#[from] ApiError),
     /// The manager's identity could not be set up.
     #[error("identity: {0}")]
-    Identity(#[from] crate::run_as::RunAsError),
+    Identity(#[from] crate::stress::run_as::RunAsError),
 }
 
 /// The `tidemark` beside the running `loadgen` binary (cargo builds and installs both into one
@@ -78,7 +85,7 @@ async fn wait_converged(
 ) -> Result<Option<Duration>, StressError> {
     let started = Instant::now();
     loop {
-        if crate::truth::truth(server, kind)
+        if crate::oracle::truth::truth(server, kind)
             .iter()
             .filter(|t| t.namespace == namespace)
             .all(ReplicaSetTruth::is_converged)
@@ -325,7 +332,7 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
     server.faults().requests().seed(options.seed);
     let namespace = scenario.workload.namespace.as_str();
     let w = &scenario.workload;
-    let plan = crate::timeline::plan(scenario, options.seed);
+    let plan = crate::scenario::timeline::plan(scenario, options.seed);
     for i in 0..w.replicasets {
         let name = w.kind.name(i);
         let initial = plan.initial[i];
@@ -348,9 +355,9 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
         server.create(w.kind.resource(), namespace, manifest)?;
     }
     if let Some(label) = &w.node_label {
-        crate::user::label_nodes(&server, label, &plan.node_order, usize::MAX)?;
+        crate::scenario::user::label_nodes(&server, label, &plan.node_order, usize::MAX)?;
     }
-    let identity = crate::run_as::set_up(&server, &options.work_dir)?;
+    let identity = crate::stress::run_as::set_up(&server, &options.work_dir)?;
     let mut managers = Managers::new(
         &options.tidemark,
         &identity.kubeconfig,
@@ -366,7 +373,7 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
     }
     let result = drive(&options, plan, &server, &mut managers).await;
     crate::progress::stress(&options, crate::progress::StressPhase::Verdict);
-    let scrape_violations = crate::run_as::scrape(&server, &managers, &identity).await;
+    let scrape_violations = crate::stress::run_as::scrape(&server, &managers, &identity).await;
     managers.stop_all().await;
     let (convergence, faults) = match result {
         Ok(r) => r,
@@ -377,7 +384,7 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
     };
     let mut violations = reported(&server);
     violations.extend(scrape_violations);
-    let (requests, forbidden) = crate::run_as::requests_of(&server, &identity);
+    let (requests, forbidden) = crate::stress::run_as::requests_of(&server, &identity);
     violations.extend(forbidden);
     if scenario.manager.leader_elect {
         violations.extend(leader_violations(&server));
@@ -407,7 +414,7 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
     let bound = Duration::from_secs_f64(scenario.invariants.convergence_bound_seconds.max(0.0));
     if convergence.is_none() {
         let revision = server.current_revision();
-        for rs in crate::truth::truth(&server, scenario.workload.kind)
+        for rs in crate::oracle::truth::truth(&server, scenario.workload.kind)
             .iter()
             .filter(|t| t.namespace == namespace && !t.is_converged())
         {
@@ -501,7 +508,7 @@ async fn drive(
     {
         tracing::warn!("the manager did not settle the seeded workload before the scenario");
     }
-    let mut user = crate::user::User::new(server, namespace, plan.pick_seed)
+    let mut user = crate::scenario::user::User::new(server, namespace, plan.pick_seed)
         .with_nodes(scenario.workload.node_label.clone(), plan.node_order);
     let mut actions = plan.actions.into_iter().peekable();
     let mut events = Vec::new();

@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::kubeconfig::KubeconfigUser;
-use crate::managers::{Managers, ServingFiles};
+use crate::apiserver::kubeconfig::KubeconfigUser;
+use crate::apiserver::server::ApiServer;
 use crate::rbac::{Attributes, RequestLogEntry, parse_manifests};
-use crate::report::ReportedViolation;
-use crate::server::ApiServer;
+use crate::stress::managers::{Managers, ServingFiles};
+use crate::stress::report::ReportedViolation;
 
 /// The ServiceAccount of `deploy/rbac.yaml`.
 pub const MANAGER_SERVICE_ACCOUNT: (&str, &str) = ("kube-system", "tidemark");

@@ -1,7 +1,7 @@
 //! What `loadgen stress` prints for a person: the verdict and the figures behind it in a few
 //! lines, the first violations, and where the managers' logs are (the JSON report has it all).
 
-use crate::report::StressReport;
+use crate::stress::report::StressReport;
 use std::fmt::Write as _;
 
 /// How many violations the summary lists before counting the rest.
@@ -68,7 +68,7 @@ pub fn summary(report: &StressReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{ReportedViolation, WriteCounts};
+    use crate::stress::report::{ReportedViolation, WriteCounts};
 
     fn report(violations: usize) -> StressReport {
         StressReport {

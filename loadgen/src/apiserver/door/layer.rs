@@ -10,9 +10,9 @@ use http::StatusCode;
 
 use super::Door;
 use super::authn::authenticate;
-use crate::handlers::value_response;
+use crate::apiserver::handlers::value_response;
+use crate::apiserver::status::ApiError;
 use crate::rbac::{Decision, forbidden_status, request_attributes};
-use crate::status::ApiError;
 
 /// The axum middleware of the API listener.
 pub async fn layer(State(door): State<Arc<Door>>, req: Request, next: Next) -> Response {
@@ -21,7 +21,7 @@ pub async fn layer(State(door): State<Arc<Door>>, req: Request, next: Next) -> R
         Ok(u) => u,
         Err(why) => {
             tracing::debug!(path = %parts.uri.path(), %why, "unauthenticated request");
-            return crate::handlers::error_response(&ApiError::Unauthorized);
+            return crate::apiserver::handlers::error_response(&ApiError::Unauthorized);
         }
     };
     let attrs = request_attributes(&parts.method, parts.uri.path(), parts.uri.query());

@@ -7,8 +7,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::Door;
+use crate::apiserver::status::ApiError;
 use crate::rbac::{Attributes, Decision, ResourceAttributes, UserInfo};
-use crate::status::ApiError;
 
 fn text(v: &Value) -> String {
     v.as_str().unwrap_or("").to_string()
@@ -67,7 +67,7 @@ fn access_status(decision: Decision) -> Value {
     }
 }
 
-/// Answers a review: `plural` is one of [`crate::discovery::REVIEWS`]; `caller` is the
+/// Answers a review: `plural` is one of [`crate::apiserver::discovery::REVIEWS`]; `caller` is the
 /// authenticated user (needed by SelfSubjectAccessReview).
 pub(crate) fn review(
     door: &Door,
