@@ -5,8 +5,7 @@
 
 use serde_json::Value;
 
-use crate::admission::validation::{INVALID, REQUIRED};
-use crate::apiserver::status::StatusCause;
+use crate::apiserver::status::{INVALID, REQUIRED, StatusCause};
 use crate::resource::Resource;
 
 /// `Unsupported value` (upstream `FieldValueNotSupported`).

@@ -7,32 +7,10 @@
 use serde_json::Value;
 
 use crate::admission::typecheck_schema::S;
+pub use crate::admission::typecheck_schema::Ty;
 pub use crate::admission::typecheck_schema::schema;
 use crate::apiserver::status::ApiError;
 use crate::resource::Resource;
-
-/// A Go type the decoder fills.
-#[derive(Clone, Copy, Debug)]
-pub enum Ty {
-    /// A string-kinded type, by its Go name (`string`, `v1.PodPhase`, `types.UID`).
-    Str(&'static str),
-    /// `int32`.
-    I32,
-    /// `int64`.
-    I64,
-    /// `bool`.
-    Bool,
-    /// `v1.Time` / `v1.MicroTime`: an RFC 3339 string.
-    Time,
-    /// `map[string]string`.
-    StrMap,
-    /// A slice of the element type.
-    List(&'static Ty),
-    /// A struct: its Go name and the fields checked.
-    Struct(&'static str, &'static [(&'static str, Ty)]),
-    /// `intstr.IntOrString`.
-    IntOrString,
-}
 
 impl Ty {
     fn go_name(&self) -> String {
@@ -180,7 +158,7 @@ pub fn check_patched(r: Resource, obj: &Value) -> Result<(), ApiError> {
         Some(TypeError(e)) => {
             let patched = obj.to_string();
             let cause = crate::apiserver::status::StatusCause {
-                reason: crate::admission::validation::INVALID.into(),
+                reason: crate::apiserver::status::INVALID.into(),
                 message: format!("Invalid value: {patched:?}: {e}"),
                 field: "patch".into(),
             };

@@ -1,8 +1,30 @@
 //! The Go types of the served kinds' fields that controllers decide on, for [`crate::admission::typecheck`]:
 //! one constant per struct, named and nested as in `k8s.io/api`.
 
-use crate::admission::typecheck::Ty;
 use crate::resource::Resource;
+
+/// A Go type the decoder fills.
+#[derive(Clone, Copy, Debug)]
+pub enum Ty {
+    /// A string-kinded type, by its Go name (`string`, `v1.PodPhase`, `types.UID`).
+    Str(&'static str),
+    /// `int32`.
+    I32,
+    /// `int64`.
+    I64,
+    /// `bool`.
+    Bool,
+    /// `v1.Time` / `v1.MicroTime`: an RFC 3339 string.
+    Time,
+    /// `map[string]string`.
+    StrMap,
+    /// A slice of the element type.
+    List(&'static Ty),
+    /// A struct: its Go name and the fields checked.
+    Struct(&'static str, &'static [(&'static str, Ty)]),
+    /// `intstr.IntOrString`.
+    IntOrString,
+}
 
 /// `string`.
 pub(crate) const S: Ty = Ty::Str("string");

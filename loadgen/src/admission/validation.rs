@@ -3,13 +3,8 @@
 
 use serde_json::{Map, Value};
 
-use crate::apiserver::status::StatusCause;
+use crate::apiserver::status::{INVALID, REQUIRED, StatusCause};
 use crate::resource::Resource;
-
-/// `Required value` (upstream `FieldValueRequired`).
-pub const REQUIRED: &str = "FieldValueRequired";
-/// `Invalid value` (upstream `FieldValueInvalid`).
-pub const INVALID: &str = "FieldValueInvalid";
 
 fn required(field: &str) -> StatusCause {
     StatusCause {

@@ -6,13 +6,14 @@ use std::time::Duration;
 use axum::Json;
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Value, json};
 
+use crate::apiserver::status::ApiError;
 use crate::faults::Faults;
 use crate::resource::Resource;
 use crate::store::Store;
@@ -291,10 +292,38 @@ pub fn router(state: AdminState) -> Router {
         )
         .route("/faults/expire-watches", put(put_expire_watches))
         .route("/oracle", get(get_violations))
-        .route(
-            "/raw/{plural}/{namespace}/{name}",
-            put(crate::apiserver::raw::put_raw),
-        )
+        .route("/raw/{plural}/{namespace}/{name}", put(put_raw))
         .route("/healthz", get(|| async { "ok" }))
         .with_state(state)
+}
+
+/// `PUT /raw/{plural}/{namespace}/{name}`: [`store_raw`] over the admin listener; answers with
+/// the stored object.
+pub async fn put_raw(
+    State(s): State<AdminState>,
+    Path((plural, namespace, name)): Path<(String, String, String)>,
+    body: Bytes,
+) -> Response {
+    let Some(r) = Resource::from_plural(&plural) else {
+        return (
+            StatusCode::NOT_FOUND,
+            Json(json!({"error": format!("unknown resource {plural:?}")})),
+        )
+            .into_response();
+    };
+    let ns = if namespace == "-" {
+        ""
+    } else {
+        namespace.as_str()
+    };
+    let result = serde_json::from_slice::<Value>(&body)
+        .map_err(|e| ApiError::bad_request(format!("the body is not JSON: {e}")))
+        .and_then(|v| crate::apiserver::raw::store_raw(&s.store, r, ns, &name, v));
+    match result {
+        Ok(stored) => {
+            tracing::warn!(resource = %plural, namespace = ns, name, rv = stored.rv, "raw object stored without validation (hostile-server simulation)");
+            (StatusCode::OK, Json(stored.value.clone())).into_response()
+        }
+        Err(e) => crate::apiserver::handlers::error_response(&e),
+    }
 }

@@ -7,14 +7,8 @@
 
 use std::sync::Arc;
 
-use axum::Json;
-use axum::body::Bytes;
-use axum::extract::{Path, State};
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use crate::apiserver::admin::AdminState;
 use crate::apiserver::status::ApiError;
 use crate::resource::Resource;
 use crate::store::{Store, Stored};
@@ -47,37 +41,6 @@ pub fn store_raw(
         )?;
     }
     store.update_with(r, ns, name, |v| *v = body, Some(RAW_USER_AGENT))
-}
-
-/// `PUT /raw/{plural}/{namespace}/{name}`: [`store_raw`] over the admin listener; answers with
-/// the stored object.
-pub async fn put_raw(
-    State(s): State<AdminState>,
-    Path((plural, namespace, name)): Path<(String, String, String)>,
-    body: Bytes,
-) -> Response {
-    let Some(r) = Resource::from_plural(&plural) else {
-        return (
-            StatusCode::NOT_FOUND,
-            Json(json!({"error": format!("unknown resource {plural:?}")})),
-        )
-            .into_response();
-    };
-    let ns = if namespace == "-" {
-        ""
-    } else {
-        namespace.as_str()
-    };
-    let result = serde_json::from_slice::<Value>(&body)
-        .map_err(|e| ApiError::bad_request(format!("the body is not JSON: {e}")))
-        .and_then(|v| store_raw(&s.store, r, ns, &name, v));
-    match result {
-        Ok(stored) => {
-            tracing::warn!(resource = %plural, namespace = ns, name, rv = stored.rv, "raw object stored without validation (hostile-server simulation)");
-            (StatusCode::OK, Json(stored.value.clone())).into_response()
-        }
-        Err(e) => crate::apiserver::handlers::error_response(&e),
-    }
 }
 
 #[cfg(test)]

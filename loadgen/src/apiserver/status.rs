@@ -254,6 +254,12 @@ impl ApiError {
     }
 }
 
+/// `Required value` (upstream `FieldValueRequired`).
+pub const REQUIRED: &str = "FieldValueRequired";
+
+/// `Invalid value` (upstream `FieldValueInvalid`).
+pub const INVALID: &str = "FieldValueInvalid";
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -382,7 +382,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             if gate.mode().is_none() {
                 return compare_modes(options, json.as_deref()).await;
             }
-            let run = tidemark_loadgen::progress::stress_run(&options);
+            let run = tidemark_loadgen::stress::phases::stress_run(&options);
             let report = match tidemark_loadgen::stress::run(options).await {
                 Ok(report) => report,
                 Err(e) => {

@@ -4,6 +4,7 @@
 pub mod compare;
 pub mod managers;
 pub mod mode;
+pub mod phases;
 pub mod report;
 pub mod run_as;
 pub mod summary;
@@ -320,7 +321,7 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
     let scenario = &options.scenario;
     let run_started = Instant::now();
     std::fs::create_dir_all(&options.work_dir)?;
-    crate::progress::stress(&options, crate::progress::StressPhase::Starting);
+    phases::stress(&options, phases::StressPhase::Starting);
     let server = start(ServerConfig {
         kubelet_ready_after: Duration::from_millis(scenario.server.kubelet_ready_after_ms),
         bookmark_interval: Duration::from_millis(scenario.server.bookmark_interval_ms),
@@ -372,7 +373,7 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
         return Err(e.into());
     }
     let result = drive(&options, plan, &server, &mut managers).await;
-    crate::progress::stress(&options, crate::progress::StressPhase::Verdict);
+    phases::stress(&options, phases::StressPhase::Verdict);
     let scrape_violations = crate::stress::run_as::scrape(&server, &managers, &identity).await;
     managers.stop_all().await;
     let (convergence, faults) = match result {
@@ -445,7 +446,7 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
         manager_log: managers.logs(),
         requests,
     };
-    crate::progress::stress_done(&options, &report);
+    phases::stress_done(&options, &report);
     server.shutdown().await;
     Ok(report)
 }
@@ -497,7 +498,7 @@ async fn drive(
     let scenario = &options.scenario;
     let namespace = scenario.workload.namespace.as_str();
     let kind = scenario.workload.kind;
-    crate::progress::stress(options, crate::progress::StressPhase::Settling);
+    phases::stress(options, phases::StressPhase::Settling);
     if kind == WorkloadKind::Job {
         // A Job settles by finishing: the scenario starts while its Jobs run.
         tokio::time::sleep(Duration::from_secs(2)).await;
@@ -513,7 +514,7 @@ async fn drive(
     let mut actions = plan.actions.into_iter().peekable();
     let mut events = Vec::new();
     let mut aimed = Vec::new();
-    crate::progress::stress(options, crate::progress::StressPhase::Running);
+    phases::stress(options, phases::StressPhase::Running);
     let t0 = Instant::now();
     while let Some((at, _)) = actions.peek() {
         let at = *at;
@@ -549,7 +550,7 @@ async fn drive(
         }
     }
     tokio::time::sleep_until(t0 + scenario.active_duration()).await;
-    crate::progress::stress(options, crate::progress::StressPhase::Converging);
+    phases::stress(options, phases::StressPhase::Converging);
     let bound = Duration::from_secs_f64(scenario.invariants.convergence_bound_seconds.max(0.0));
     let convergence = wait_converged(server, kind, namespace, bound, managers).await?;
     Ok((convergence, events))
