@@ -1,6 +1,7 @@
 //! The moment a Pod create or delete reaches the server, before anything (injected latency, the
 //! door, the handler) can hold it: an axum middleware that shows the request to the oracle, and
-//! names it to the store's commit through a task-local, so the commit is judged as it arrived.
+//! names it to the store's commit through a task-local ([`crate::oracle::in_flight::current`]),
+//! so the commit is judged as it arrived.
 
 use std::sync::Arc;
 
@@ -14,15 +15,6 @@ use crate::apiserver::routes::{Route, parse};
 use crate::oracle::in_flight::ArrivalId;
 use crate::resource::Resource;
 use crate::store::{Arriving, Store};
-
-tokio::task_local! {
-    static CURRENT: ArrivalId;
-}
-
-/// The arrival of the request whose handler is running on this task, if the oracle saw one.
-pub fn current() -> Option<ArrivalId> {
-    CURRENT.try_with(|id| *id).ok()
-}
 
 /// What kind of Pod write a request is, if it is one the oracle judges.
 enum PodWrite {
@@ -79,7 +71,7 @@ pub async fn layer(State(store): State<Arc<Store>>, request: Request, next: Next
         return next.run(request).await;
     };
     let _departs = Departure { store, id };
-    CURRENT.scope(id, next.run(request)).await
+    crate::oracle::in_flight::during(id, next.run(request)).await
 }
 
 /// Ends the request's arrival when it is answered, or dropped (its client went away): a request

@@ -137,6 +137,21 @@ impl InFlight {
     }
 }
 
+tokio::task_local! {
+    static CURRENT: ArrivalId;
+}
+
+/// The arrival of the request whose handler is running on this task, if the oracle saw one.
+pub fn current() -> Option<ArrivalId> {
+    CURRENT.try_with(|id| *id).ok()
+}
+
+/// Runs `handler` (the rest of a request's handling) as arrival `id`: [`current`] names it to the
+/// store's commit.
+pub async fn during<F: std::future::Future>(id: ArrivalId, handler: F) -> F::Output {
+    CURRENT.scope(id, handler).await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

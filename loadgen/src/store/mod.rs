@@ -734,7 +734,7 @@ impl Store {
             prev: prev.as_ref().map(|p| &p.value),
             new: new_value,
             user_agent,
-            arrival: crate::apiserver::arrival::current(),
+            arrival: crate::oracle::in_flight::current(),
         });
         inner
             .dependents
