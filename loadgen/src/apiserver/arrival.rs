@@ -105,11 +105,4 @@ mod tests {
         assert!(pod_write(&Method::DELETE, "/api/v1/namespaces/ns/pods").is_none());
         assert!(pod_write(&Method::POST, "/apis/apps/v1/namespaces/ns/replicasets").is_none());
     }
-
-    #[tokio::test]
-    async fn outside_a_request_there_is_no_arrival() {
-        assert_eq!(current(), None);
-        let inside = CURRENT.scope(ArrivalId(7), async { current() }).await;
-        assert_eq!(inside, Some(ArrivalId(7)));
-    }
 }

@@ -187,4 +187,11 @@ mod tests {
         assert!(f.commit(d, Verb::Delete, "ns", "x").is_some());
         assert!(f.is_empty());
     }
+
+    #[tokio::test]
+    async fn outside_a_request_there_is_no_arrival() {
+        assert_eq!(current(), None);
+        let inside = CURRENT.scope(ArrivalId(7), async { current() }).await;
+        assert_eq!(inside, Some(ArrivalId(7)));
+    }
 }
