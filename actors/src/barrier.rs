@@ -5,8 +5,7 @@
 
 use crate::paths::collection;
 use crate::rate_limit::TokenBucket;
-use crate::shard_actor::{BarrierDone, LiveReadDone, ShardActor};
-use actix::Addr;
+use actix::{Message, Recipient};
 use kube::Client;
 use kube::api::ListParams;
 use kube::core::Request;
@@ -49,6 +48,26 @@ pub enum ReadRequest {
     Barrier(BarrierRequest),
     /// Read each object's current version.
     Objects(LiveReadRequest),
+}
+
+/// The answer to a barrier read.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct BarrierDone {
+    /// Which read.
+    pub id: BarrierId,
+    /// The current revision, or why it could not be read.
+    pub result: Result<ResourceVersion, String>,
+}
+
+/// The answer to a live read.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct LiveReadDone {
+    /// Which read.
+    pub id: LiveReadId,
+    /// Each object's current version (`None`: not found), or why the read failed.
+    pub result: Result<Vec<Option<ResourceVersion>>, String>,
 }
 
 /// Counts of barrier reads, for metrics.
@@ -235,11 +254,20 @@ impl BarrierReads {
     }
 }
 
+/// Where a shard's reader sends its answers (the shard's actor).
+#[derive(Clone)]
+pub struct ReadAnswers {
+    /// Barrier answers.
+    pub barrier: Recipient<BarrierDone>,
+    /// Live read answers.
+    pub live_read: Recipient<LiveReadDone>,
+}
+
 /// Starts the barrier reader of one shard; the returned sender takes its requests.
 pub fn spawn_reader(
     reads: Arc<BarrierReads>,
     io: &tokio::runtime::Handle,
-    shard: Addr<ShardActor>,
+    answers: ReadAnswers,
 ) -> mpsc::UnboundedSender<ReadRequest> {
     let (tx, mut rx) = mpsc::unbounded_channel::<ReadRequest>();
     io.spawn(async move {
@@ -255,7 +283,7 @@ pub fn spawn_reader(
                             tracing::warn!(resource = %request.resource, %error, "barrier read failed")
                         }
                     }
-                    shard.do_send(BarrierDone {
+                    answers.barrier.do_send(BarrierDone {
                         id: request.id,
                         result,
                     });
@@ -265,7 +293,7 @@ pub fn spawn_reader(
                     if let Err(error) = &result {
                         tracing::warn!(%error, "live read failed");
                     }
-                    shard.do_send(LiveReadDone {
+                    answers.live_read.do_send(LiveReadDone {
                         id: request.id,
                         result,
                     });

@@ -1,7 +1,9 @@
 //! `tidemark run --embedded`: the simulated API server in-process, a demo workload of
 //! ReplicaSets scaling up and down under a Pod watch delay, a live status line and a summary.
+//! Built with the `embedded` feature (on by default); the only module that reaches the simulator.
 
 use crate::manager::{Manager, ManagerConfig, ManagerStats};
+use crate::startup::{StartupError, client_for_kubeconfig, start_metrics};
 use crate::summary::Summary;
 use serde_json::Value;
 use std::io::IsTerminal;
@@ -21,18 +23,12 @@ pub enum EmbeddedError {
     /// The simulated API server did not start.
     #[error("simulated API server: {0}")]
     Server(String),
-    /// The kube client could not be built.
-    #[error("kube client: {0}")]
-    Client(#[from] kube::Error),
-    /// The client configuration could not be loaded.
+    /// Connecting or serving failed.
     #[error(transparent)]
-    Connect(crate::client::ClientError),
+    Startup(#[from] StartupError),
     /// The manager did not start.
     #[error(transparent)]
     Start(#[from] crate::manager::StartError),
-    /// The metrics endpoint could not bind.
-    #[error("metrics endpoint: {0}")]
-    Metrics(std::io::Error),
     /// Seeding the workload failed.
     #[error("seeding: {0}")]
     Seed(String),
@@ -81,27 +77,13 @@ pub fn converged(truth: &[ReplicaSetTruth]) -> bool {
     truth.iter().all(ReplicaSetTruth::is_converged)
 }
 
-pub use crate::client::with_user_agent;
-
 /// Builds a kube client for the simulated server `server` as its admin, on the I/O runtime
 /// (its worker must live there).
 pub async fn client_for(
     server: &tidemark_loadgen::ApiServer,
     io: &tokio::runtime::Handle,
 ) -> Result<kube::Client, EmbeddedError> {
-    client_for_kubeconfig(&server.kubeconfig_yaml(), io).await
-}
-
-/// Builds a kube client from kubeconfig YAML, on the I/O runtime.
-pub async fn client_for_kubeconfig(
-    yaml: &str,
-    io: &tokio::runtime::Handle,
-) -> Result<kube::Client, EmbeddedError> {
-    let source = crate::client::ConfigSource::Yaml(yaml.to_string());
-    let config = crate::client::load_config(&source)
-        .await
-        .map_err(EmbeddedError::Connect)?;
-    crate::client::build_client(config, None, io).map_err(EmbeddedError::Connect)
+    Ok(client_for_kubeconfig(&server.kubeconfig_yaml(), io).await?)
 }
 
 /// A fresh directory for the demo's kubeconfig and serving certificate.
@@ -109,19 +91,6 @@ fn tempdir_for_demo() -> Result<std::path::PathBuf, EmbeddedError> {
     let dir = std::env::temp_dir().join(format!("tidemark-embedded-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     Ok(dir)
-}
-
-/// Serves the metrics endpoint of `manager` on the I/O runtime; returns the bound address.
-pub async fn start_metrics(
-    io: &tokio::runtime::Handle,
-    addr: std::net::SocketAddr,
-    manager: &Manager,
-) -> Result<std::net::SocketAddr, EmbeddedError> {
-    let state = crate::metrics::MetricsState::new(manager.source());
-    io.spawn(crate::metrics::serve(addr, state))
-        .await
-        .map_err(|e| EmbeddedError::Metrics(std::io::Error::other(e.to_string())))?
-        .map_err(EmbeddedError::Metrics)
 }
 
 /// Starts the simulated API server on the I/O runtime.
@@ -151,47 +120,7 @@ pub fn summarize(
             .map(|v| format!("{v:?}"))
             .collect(),
         converged: converged(&server.replicaset_truth()),
-        ..summarize_cluster(stats, elapsed, consistency)
-    }
-}
-
-/// Builds the summary of a run against a cluster: no oracle, so no violations and no
-/// convergence verdict of its own.
-pub fn summarize_cluster(stats: &ManagerStats, elapsed: Duration, consistency: bool) -> Summary {
-    let wake_p99 = stats
-        .controllers
-        .iter()
-        .map(|c| c.wake_latency_us.value_at_quantile(0.99))
-        .max()
-        .unwrap_or(0);
-    Summary {
-        duration_seconds: elapsed.as_secs_f64(),
-        reconciles: stats.reconciles(),
-        stale_sync_skips: stats.stale_sync_skips(),
-        stale_reconciles: stats.controllers.iter().map(|c| c.stale_reconciles).sum(),
-        writes: stats.writes_sent,
-        write_failures: stats.writes_failed,
-        wakes: stats.controllers.iter().map(|c| c.queue.wakes).sum(),
-        wake_p99_us: wake_p99,
-        parked_at_end: stats.parked(),
-        consistency,
-        live_reads: stats.live_reads(),
-        destructive_held: stats.controllers.iter().map(|c| c.destructive_held).sum(),
-        writes_fenced: stats.writes_fenced,
-        controllers: stats
-            .controllers
-            .iter()
-            .map(|c| crate::summary::ControllerSummary {
-                controller: c.controller.to_string(),
-                reconciles: c.reconciles,
-                stale_sync_skips: c.stale_sync_skips,
-                writes: c.writes,
-                live_reads: c.live_reads_ok + c.live_reads_failed,
-                destructive_held: c.destructive_held,
-                parked_at_end: c.parked,
-            })
-            .collect(),
-        ..Summary::default()
+        ..crate::startup::summarize(stats, elapsed, consistency)
     }
 }
 

@@ -1,11 +1,13 @@
 //! Tidemark's runtime around the sans-IO core: shard actors on actix arbiters, informers and
-//! writers on a tokio I/O runtime through kube-rs, the embedded demo, and the `tidemark` binary.
+//! writers on a tokio I/O runtime through kube-rs, the embedded demo (feature `embedded`, on by
+//! default), and the `tidemark` binary.
 
 #![deny(missing_docs)]
 
 pub mod barrier;
 pub mod cli;
 pub mod client;
+#[cfg(feature = "embedded")]
 pub mod embedded;
 pub mod errors;
 pub mod events;
@@ -19,6 +21,7 @@ pub mod process_metrics;
 pub mod rate_limit;
 pub mod serving;
 pub mod shard_actor;
+pub mod startup;
 pub mod summary;
 pub mod supervision;
 pub mod writer;

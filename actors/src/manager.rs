@@ -1,7 +1,7 @@
 //! The controller manager: shard actors on arbiters spread over the cores, one informer per
 //! resource and the writers on the I/O runtime, and a view of their figures.
 
-use crate::barrier::{BarrierReads, spawn_reader};
+use crate::barrier::{BarrierReads, ReadAnswers, spawn_reader};
 use crate::events::{EventOptions, EventRecorder};
 use crate::fence::Fence;
 use crate::informer::backoff::ReflectorBackoff;
@@ -436,7 +436,14 @@ impl Manager {
             shard.do_send(ConnectWriter {
                 events: events.clone(),
                 writes: pool.spawn(shard.clone()),
-                barriers: spawn_reader(barrier_reads.clone(), io, shard.clone()),
+                barriers: spawn_reader(
+                    barrier_reads.clone(),
+                    io,
+                    ReadAnswers {
+                        barrier: shard.clone().recipient(),
+                        live_read: shard.clone().recipient(),
+                    },
+                ),
             });
         }
         let (shutdown, shutdown_rx) = watch::channel(false);

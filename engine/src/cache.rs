@@ -1,13 +1,13 @@
 //! A shard's cache: one [`Store`] per resource, and what an applied change means for it.
 
-use crate::daemonset_view::DaemonSetView;
-use crate::job_view::JobView;
 use crate::key::{ObjectKey, Uid};
-use crate::node_views::{LeaseView, NodeView};
 use crate::object::{Object, PodView, ReplicaSetView};
 use crate::resource::Resource;
-use crate::statefulset_view::StatefulSetView;
 use crate::store::{Cached, Store};
+use crate::views::daemonset::DaemonSetView;
+use crate::views::job::JobView;
+use crate::views::nodes::{LeaseView, NodeView};
+use crate::views::statefulset::StatefulSetView;
 use ahash::AHashMap;
 use std::time::Instant;
 

@@ -1,6 +1,6 @@
 //! Labels and label selectors (`matchLabels` and `matchExpressions`) as the API defines them.
 
-use crate::checked::{Checker, Field};
+use crate::views::checked::{Checker, Field};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 

@@ -3,149 +3,20 @@
 //!
 //! Controllers declare what they read; everything else in the object is skipped while decoding.
 //! A field they read that is present with the wrong type or out of range does not fail the
-//! decode: the object is cached [malformed](crate::malformed) and no controller acts on it.
+//! decode: the object is cached [malformed](crate::views::malformed) and no controller acts on it.
 //! Only an object without a readable identity (name, uid) is a [`DecodeError`].
 
-use crate::checked::{Checker, Field};
 use crate::key::{ObjectKey, Uid};
-use crate::malformed::Malformed;
 use crate::resource::Resource;
 use crate::rv::ResourceVersion;
-use serde_json::Value;
+use crate::views::malformed::Malformed;
 use std::sync::Arc;
 
-pub use crate::pod_view::{COMPLETION_INDEX_ANNOTATION, JOB_TRACKING_FINALIZER, PodPhase, PodView};
-pub use crate::replicaset_view::{ReplicaSetStatus, ReplicaSetView};
-
-/// Why a JSON object could not be projected.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum DecodeError {
-    /// A field every object must carry is absent.
-    #[error("object has no {0}")]
-    Missing(&'static str),
-    /// The JSON does not have the shape of the resource.
-    #[error("malformed object: {0}")]
-    Malformed(String),
-}
-
-/// A controller ownerReference, trimmed to what routing and ownership need.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct OwnerRef {
-    /// The owner's kind (`ReplicaSet`, `Job`, ...).
-    pub kind: Arc<str>,
-    /// The owner's name, in the dependent's namespace.
-    pub name: Arc<str>,
-    /// The owner's UID.
-    pub uid: Uid,
-}
-
-/// The metadata every projection reads.
-pub(crate) struct Meta {
-    /// namespace/name.
-    pub key: ObjectKey,
-    /// metadata.uid.
-    pub uid: Uid,
-    /// metadata.resourceVersion as sent, if present.
-    pub resource_version_text: Option<String>,
-    /// metadata.resourceVersion, when comparable.
-    pub resource_version: Option<ResourceVersion>,
-    /// metadata.generation (0 if absent).
-    pub generation: i64,
-    /// metadata.deletionTimestamp is set.
-    pub terminating: bool,
-}
-
-/// Parses JSON bytes, a syntax error being [`DecodeError::Malformed`].
-pub(crate) fn parse_json(bytes: &[u8]) -> Result<Value, DecodeError> {
-    serde_json::from_slice(bytes).map_err(|e| DecodeError::Malformed(e.to_string()))
-}
-
-/// Reads an object's identity (an error if it has none) and the metadata every projection
-/// keeps (recorded in `c` if unusable).
-pub(crate) fn read_meta(value: &Value, c: &mut Checker) -> Result<Meta, DecodeError> {
-    let Value::Object(root) = value else {
-        return Err(DecodeError::Malformed(
-            "the object is not a JSON object".into(),
-        ));
-    };
-    let meta = match root.get("metadata") {
-        None | Some(Value::Null) => return Err(DecodeError::Missing("metadata.name")),
-        Some(Value::Object(m)) => m,
-        Some(_) => return Err(DecodeError::Malformed("metadata is not an object".into())),
-    };
-    let text = |field: &'static str, missing: DecodeError| match meta.get(field) {
-        None | Some(Value::Null) => Err(missing),
-        Some(Value::String(s)) => Ok(s.as_str()),
-        Some(_) => Err(DecodeError::Malformed(format!(
-            "metadata.{field} is not a string"
-        ))),
-    };
-    let name = text("name", DecodeError::Missing("metadata.name"))?;
-    let uid = text("uid", DecodeError::Missing("metadata.uid"))?;
-    let namespace = match text("namespace", DecodeError::Missing("metadata.namespace")) {
-        Ok(ns) => ns,
-        Err(DecodeError::Missing(_)) => "",
-        Err(e) => return Err(e),
-    };
-    let root_field = Field::root(value);
-    let resource_version_text = root_field
-        .get(c, "metadata.resourceVersion")
-        .string(c)
-        .map(str::to_string);
-    let generation = root_field
-        .get(c, "metadata.generation")
-        .int64(c, 0)
-        .unwrap_or(0);
-    let deletion = root_field.get(c, "metadata.deletionTimestamp");
-    c.timestamp(&deletion);
-    Ok(Meta {
-        key: ObjectKey::new(namespace, name),
-        uid: Uid::new(uid),
-        resource_version: resource_version_text
-            .as_deref()
-            .and_then(|v| ResourceVersion::parse(v).ok()),
-        resource_version_text,
-        generation,
-        terminating: deletion.is_present(),
-    })
-}
-
-/// The ownerReference with `controller: true`, every reference checked (upstream allows at most
-/// one controller).
-pub(crate) fn controller_ref(root: &Field<'_>, c: &mut Checker) -> Option<OwnerRef> {
-    let mut found: Option<OwnerRef> = None;
-    for r in root.get(c, "metadata.ownerReferences").items(c) {
-        c.object(&r);
-        let mut required = |name: &str| {
-            let field = r.get(c, name);
-            let value = c.string(&field);
-            if value.is_none() && !field.is_present() && r.is_present() {
-                c.record(field.path(), "Required value".into());
-            }
-            value
-        };
-        let (kind, name, uid) = (required("kind"), required("name"), required("uid"));
-        let controller_field = r.get(c, "controller");
-        if c.boolean(&controller_field) != Some(true) {
-            continue;
-        }
-        if found.is_some() {
-            c.record(
-                controller_field.path(),
-                "Only one reference can have Controller set to true".into(),
-            );
-            continue;
-        }
-        if let (Some(kind), Some(name), Some(uid)) = (kind, name, uid) {
-            found = Some(OwnerRef {
-                kind: kind.into(),
-                name: name.into(),
-                uid: Uid::new(uid),
-            });
-        }
-    }
-    found
-}
+pub use crate::views::meta::{DecodeError, OwnerRef};
+pub use crate::views::pod::{
+    COMPLETION_INDEX_ANNOTATION, JOB_TRACKING_FINALIZER, PodPhase, PodView,
+};
+pub use crate::views::replicaset::{ReplicaSetStatus, ReplicaSetView};
 
 /// A cached object of any resource.
 #[derive(Clone, Debug, PartialEq)]
@@ -155,15 +26,15 @@ pub enum Object {
     /// A ReplicaSet.
     ReplicaSet(ReplicaSetView),
     /// A Node.
-    Node(crate::node_views::NodeView),
+    Node(crate::views::nodes::NodeView),
     /// A Lease.
-    Lease(crate::node_views::LeaseView),
+    Lease(crate::views::nodes::LeaseView),
     /// A StatefulSet.
-    StatefulSet(crate::statefulset_view::StatefulSetView),
+    StatefulSet(crate::views::statefulset::StatefulSetView),
     /// A Job.
-    Job(crate::job_view::JobView),
+    Job(crate::views::job::JobView),
     /// A DaemonSet.
-    DaemonSet(crate::daemonset_view::DaemonSetView),
+    DaemonSet(crate::views::daemonset::DaemonSetView),
 }
 
 impl Object {
@@ -326,6 +197,8 @@ pub(crate) mod test_support {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::views::checked::{Checker, Field};
+    use crate::views::meta::{controller_ref, read_meta};
     use serde_json::json;
 
     #[test]

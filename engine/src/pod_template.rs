@@ -2,10 +2,10 @@
 //! write bodies are typed structs serialised by serde, so building one never indexes into JSON
 //! of unknown shape.
 
-use crate::checked::{Checker, Field};
 use crate::key::ObjectKey;
-use crate::reconciler::ReconcileError;
+use crate::reconcile_error::ReconcileError;
 use crate::resource::Resource;
+use crate::views::checked::{Checker, Field};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;

@@ -2,12 +2,12 @@
 
 use crate::action::Plan;
 use crate::cache::ShardCache;
-use crate::key::{ObjectKey, Uid};
-use crate::malformed::Malformed;
+use crate::key::ObjectKey;
 use crate::object::Object;
 use crate::resource::Resource;
+
+pub use crate::reconcile_error::ReconcileError;
 use smallvec::SmallVec;
-use std::sync::Arc;
 use std::time::Instant;
 
 /// The clock readings a reconcile may use, passed in so tests control time.
@@ -17,36 +17,6 @@ pub struct Context {
     pub now: Instant,
     /// Wall-clock now in Unix seconds (only for comparing with timestamps objects carry).
     pub unix_secs: i64,
-}
-
-/// A reconcile could not decide. It fails that key only: the shard settles it with
-/// [`crate::malformed::settle`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ReconcileError {
-    /// An object the decision reads is malformed: no action for the key until it changes.
-    #[error("{controller}: {resource} {key} is malformed: {malformed}")]
-    Malformed {
-        /// The controller.
-        controller: &'static str,
-        /// The malformed object's resource.
-        resource: Resource,
-        /// Its key (the key reconciled, or a dependent such as a Pod).
-        key: ObjectKey,
-        /// Its UID.
-        uid: Uid,
-        /// What is wrong with it.
-        malformed: Arc<Malformed>,
-    },
-    /// The cached object has a shape the controller's writes cannot be built from.
-    #[error("{controller}: {key}: {message}")]
-    Unbuildable {
-        /// The controller.
-        controller: &'static str,
-        /// The key reconciled.
-        key: ObjectKey,
-        /// Why.
-        message: String,
-    },
 }
 
 /// A controller's logic. It reads only the shard's cache and returns what to do.

@@ -172,19 +172,19 @@ fn query_strings_selectors_tokens_and_options_never_panic() {
             let encoded: String = url_escape(&a);
             if let Ok(uri) = format!("/api/v1/pods?{encoded}&labelSelector={}", url_escape(&b))
                 .parse::<http::Uri>()
-                && let Ok(q) = crate::options::Query::parse(&uri)
+                && let Ok(q) = crate::apiserver::options::Query::parse(&uri)
             {
-                let _ = crate::options::dry_run(&q);
-                let _ = crate::options::parse_delete_options(&bytes, &q);
-                let _ = crate::options::field_validation(r, Value::Null, &q);
+                let _ = crate::apiserver::options::dry_run(&q);
+                let _ = crate::apiserver::options::parse_delete_options(&bytes, &q);
+                let _ = crate::apiserver::options::field_validation(r, Value::Null, &q);
             }
-            if let Ok(s) = crate::selector::Selectors::parse_for(r, Some(&a), Some(&b)) {
+            if let Ok(s) = crate::store::selector::Selectors::parse_for(r, Some(&a), Some(&b)) {
                 s.matches(&serde_json::json!({"metadata": {"name": c, "labels": {"a": b}}}));
             }
-            let _ = crate::list::ContinueToken::decode(&c);
-            let _ = crate::list::read_at(Some(&a), Some(&b));
-            let _ = crate::watch::timeout(Some(&c), Duration::from_secs(1));
-            let _ = crate::options::parse_json(&bytes);
+            let _ = crate::store::list::ContinueToken::decode(&c);
+            let _ = crate::store::list::read_at(Some(&a), Some(&b));
+            let _ = crate::store::watch_stream::timeout(Some(&c), Duration::from_secs(1));
+            let _ = crate::apiserver::options::parse_json(&bytes);
             Ok(())
         },
     );
@@ -208,7 +208,7 @@ fn continue_tokens_of_arbitrary_json_never_panic() {
     run("loadgen/continue-tokens", 2000, json(), |v| {
         let raw = serde_json::to_vec(&v).map_err(|e| TestCaseError::fail(e.to_string()))?;
         let token = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw);
-        let _ = crate::list::ContinueToken::decode(&token);
+        let _ = crate::store::list::ContinueToken::decode(&token);
         Ok(())
     });
 }
@@ -233,12 +233,12 @@ fn patches_of_every_kind_apply_to_arbitrary_objects_without_panicking() {
         ),
         |(kind, patch, target, r)| {
             let raw = serde_json::to_vec(&patch).map_err(|e| TestCaseError::fail(e.to_string()))?;
-            if let Ok(p) = crate::patch::parse(kind, &raw) {
+            if let Ok(p) = crate::store::patch::parse(kind, &raw) {
                 let _ = p.pins_resource_version();
                 let mut object = target.clone();
                 if p.apply_to(&mut object).is_ok() {
-                    let _ = crate::typecheck::check_patched(r, &object);
-                    let _ = crate::field_rules::status_rules(r, &object);
+                    let _ = crate::admission::typecheck::check_patched(r, &object);
+                    let _ = crate::admission::field_rules::status_rules(r, &object);
                 }
             }
             Ok(())
@@ -253,16 +253,16 @@ fn type_checks_validation_and_the_kubelet_take_any_object() {
         3000,
         (json(), json(), resource()),
         |(object, old, r)| {
-            let _ = crate::typecheck::check_body(r, &object);
-            let _ = crate::validation::validate_name(r, &object);
-            let _ = crate::validation::validate(r, &object);
-            let _ = crate::validation::validate_update(r, &old, &object);
-            let _ = crate::field_rules::status_rules(r, &object);
+            let _ = crate::admission::typecheck::check_body(r, &object);
+            let _ = crate::admission::validation::validate_name(r, &object);
+            let _ = crate::admission::validation::validate(r, &object);
+            let _ = crate::admission::validation::validate_update(r, &old, &object);
+            let _ = crate::admission::field_rules::status_rules(r, &object);
             let mut pod = object.clone();
             crate::kubelet::start_pod(&mut pod, "node-0", "10.0.0.1");
             crate::kubelet::finish_pod(&mut pod, true);
             let _ = crate::kubelet::owned_by_job(&object);
-            let _ = crate::handlers::scale_of(&object);
+            let _ = crate::apiserver::handlers::scale_of(&object);
             Ok(())
         },
     );

@@ -64,7 +64,7 @@ fn classify(error: &ApiError) -> WriteError {
 
 /// A Pod create or delete reaching the server: the oracle judges it now. `None` for other
 /// writes, and for deletes of Pods that are not live.
-pub fn arrive(store: &Store, action: &Action) -> Option<loadgen::in_flight::ArrivalId> {
+pub fn arrive(store: &Store, action: &Action) -> Option<loadgen::oracle::in_flight::ArrivalId> {
     match action {
         Action::Create {
             resource: Resource::Pods,
@@ -177,8 +177,8 @@ fn patch_object(
         };
         let mut object = current.value.clone();
         match merge {
-            Merge::Json => loadgen::patch::merge_patch(&mut object, patch),
-            Merge::Strategic => loadgen::patch::strategic_merge(&mut object, patch, ""),
+            Merge::Json => loadgen::store::patch::merge_patch(&mut object, patch),
+            Merge::Strategic => loadgen::store::patch::strategic_merge(&mut object, patch, ""),
         }
         match store.update_opts(
             resource,

@@ -10,7 +10,7 @@ use crate::kubelet::Kubelet;
 use crate::scheduler::Scheduler;
 use crate::trace::Trace;
 use crate::user::User;
-use loadgen::in_flight::ArrivalId;
+use loadgen::oracle::in_flight::ArrivalId;
 use loadgen::store::Store;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -5,7 +5,7 @@
 
 use crate::api::{api_resource, arrive, perform};
 use crate::world::{Answer, Event, Read, World};
-use loadgen::in_flight::ArrivalId;
+use loadgen::oracle::in_flight::ArrivalId;
 use std::time::Duration;
 use tidemark_engine::{Action, ResourceVersion, WriteError, WriteErrorKind, WriteId, WriteResult};
 
@@ -61,8 +61,9 @@ impl World {
                 message: format!("the request's timeout of {WRITE_DEADLINE:?} passed: not applied"),
             }),
             Some(arrival) => {
-                let result =
-                    loadgen::arrival::sync_scope(arrival, || perform(&self.store, &action));
+                let result = loadgen::oracle::in_flight::sync_scope(arrival, || {
+                    perform(&self.store, &action)
+                });
                 self.store.depart(arrival);
                 result
             }

@@ -5,10 +5,10 @@ use clap::Parser;
 use std::time::Duration;
 use tidemark_actors::cli::{Cli, Command, RunArgs, init_logs, resolve_controllers};
 use tidemark_actors::client::{ConfigSource, build_client, load_config};
-use tidemark_actors::embedded::{DemoOptions, run_demo, summarize_cluster};
 use tidemark_actors::leader::{LeaderElectionConfig, default_identity};
 use tidemark_actors::manager::{Manager, ManagerConfig};
 use tidemark_actors::serving::{DelegatedAuth, SecureServing, bind_secure};
+use tidemark_actors::startup::summarize;
 use tidemark_engine::FeatureGates;
 
 #[global_allocator]
@@ -93,24 +93,47 @@ fn run(args: RunArgs) -> anyhow::Result<std::process::ExitCode> {
         ),
     };
     if args.embedded {
-        let summary = run_demo(DemoOptions {
-            manager,
-            metrics_addr,
-            replicasets: args.demo_replicasets,
-            pod_watch_delay: Duration::from_millis(args.demo_pod_watch_delay_ms),
-            duration: args.duration.unwrap_or(Duration::from_secs(60)),
-            ..DemoOptions::default()
-        })?;
-        println!("{}", summary.render());
-        if let Some(path) = &args.summary_json {
-            std::fs::write(path, serde_json::to_vec_pretty(&summary)?)
-                .with_context(|| format!("writing {}", path.display()))?;
-        }
-        return Ok(std::process::ExitCode::from(u8::from(
-            summary.violations > 0,
-        )));
+        return run_embedded(&args, manager, metrics_addr);
     }
     run_cluster(args, manager)
+}
+
+/// `--embedded`: the demo against the simulated API server in-process.
+#[cfg(feature = "embedded")]
+fn run_embedded(
+    args: &RunArgs,
+    manager: ManagerConfig,
+    metrics_addr: Option<std::net::SocketAddr>,
+) -> anyhow::Result<std::process::ExitCode> {
+    use tidemark_actors::embedded::{DemoOptions, run_demo};
+    let summary = run_demo(DemoOptions {
+        manager,
+        metrics_addr,
+        replicasets: args.demo_replicasets,
+        pod_watch_delay: Duration::from_millis(args.demo_pod_watch_delay_ms),
+        duration: args.duration.unwrap_or(Duration::from_secs(60)),
+        ..DemoOptions::default()
+    })?;
+    println!("{}", summary.render());
+    if let Some(path) = &args.summary_json {
+        std::fs::write(path, serde_json::to_vec_pretty(&summary)?)
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(std::process::ExitCode::from(u8::from(
+        summary.violations > 0,
+    )))
+}
+
+/// `--embedded` in a binary built without the simulator.
+#[cfg(not(feature = "embedded"))]
+fn run_embedded(
+    _: &RunArgs,
+    _: ManagerConfig,
+    _: Option<std::net::SocketAddr>,
+) -> anyhow::Result<std::process::ExitCode> {
+    bail!(
+        "--embedded: this tidemark was built without the simulated API server (cargo feature `embedded`)"
+    )
 }
 
 /// Resolves on SIGTERM (how Kubernetes stops a Pod) or Ctrl-C.
@@ -238,7 +261,7 @@ fn run_cluster(args: RunArgs, mut config: ManagerConfig) -> anyhow::Result<std::
             .map(|(r, _)| r.to_string())
             .collect();
         let stats = manager.stats().await;
-        let mut summary = summarize_cluster(
+        let mut summary = summarize(
             &stats,
             started.elapsed(),
             config.gates.consistency_for("ReplicaSet"),

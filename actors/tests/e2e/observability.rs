@@ -6,9 +6,10 @@ use crate::common::{http_get, until, with_runtime};
 use std::collections::HashMap;
 use std::time::Duration;
 use tidemark_actors::embedded::{
-    DEMO_NAMESPACE, client_for, converged, replicaset_manifest, start_metrics, start_server,
+    DEMO_NAMESPACE, client_for, converged, replicaset_manifest, start_server,
 };
 use tidemark_actors::manager::{Manager, ManagerConfig};
+use tidemark_actors::startup::start_metrics;
 use tidemark_loadgen::request_faults::{ErrorRule, Match};
 use tidemark_loadgen::{ApiServer, Resource, ServerConfig};
 

@@ -334,7 +334,7 @@ fn metric(text: &str, series: &str) -> Option<f64> {
 fn metrics_show_the_workqueue_and_the_stale_skips_operators_watch() {
     with_runtime(|io| async move {
         let (server, manager) = setup(&io, Duration::from_secs(1), true, 0).await;
-        let addr = tidemark_actors::embedded::start_metrics(
+        let addr = tidemark_actors::startup::start_metrics(
             &io,
             "127.0.0.1:0".parse().expect("addr"),
             &manager,

@@ -7,12 +7,13 @@ use crate::common::with_runtime;
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
-use tidemark_actors::embedded::{client_for_kubeconfig, start_server};
+use tidemark_actors::embedded::start_server;
 use tidemark_actors::manager::{Manager, ManagerConfig};
 use tidemark_actors::metrics::MetricsState;
 use tidemark_actors::serving::{
     DEFAULT_ALWAYS_ALLOW_PATHS, DelegatedAuth, SecureServing, serve_secure,
 };
+use tidemark_actors::startup::client_for_kubeconfig;
 use tidemark_loadgen::ServerConfig;
 use tidemark_loadgen::kubeconfig::KubeconfigUser;
 use tidemark_tls::{HttpsGet, https_get};

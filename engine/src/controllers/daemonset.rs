@@ -6,14 +6,14 @@
 
 use crate::action::{Action, Plan};
 use crate::cache::ShardCache;
-use crate::daemonset_view::{DaemonSetStatus, DaemonSetView};
 use crate::key::ObjectKey;
-use crate::malformed::ensure_well_formed;
 use crate::object::{Object, PodView};
 use crate::pod_template::{ControllerRef, NewMeta, NewObject, SpecOnly, to_body};
+use crate::reconcile_error::ensure_well_formed;
 use crate::reconciler::{Context, ReconcileError, Reconciler};
 use crate::resource::Resource;
 use crate::template_hash::template_hash;
+use crate::views::daemonset::{DaemonSetStatus, DaemonSetView};
 use serde_json::{Map, Value, json};
 use smallvec::SmallVec;
 use std::collections::BTreeMap;
@@ -255,8 +255,8 @@ mod tests {
     use super::*;
     use crate::key::Uid;
     use crate::labels::Labels;
-    use crate::node_views::NodeView;
     use crate::object::{OwnerRef, PodPhase};
+    use crate::views::nodes::NodeView;
     use std::time::Instant;
 
     fn ds(selector: Value) -> DaemonSetView {

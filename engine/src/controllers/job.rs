@@ -8,15 +8,15 @@
 use crate::action::{Action, Plan};
 use crate::cache::ShardCache;
 use crate::index_set::IndexSet;
-use crate::job_view::JobView;
 use crate::key::ObjectKey;
-use crate::malformed::ensure_well_formed;
 use crate::object::{
     COMPLETION_INDEX_ANNOTATION, JOB_TRACKING_FINALIZER, Object, PodPhase, PodView,
 };
 use crate::pod_template::{ControllerRef, NewMeta, NewObject, SpecOnly, to_body};
+use crate::reconcile_error::ensure_well_formed;
 use crate::reconciler::{Context, ReconcileError, Reconciler};
 use crate::resource::Resource;
+use crate::views::job::JobView;
 use serde_json::{Map, Value, json};
 use smallvec::SmallVec;
 use std::collections::BTreeSet;

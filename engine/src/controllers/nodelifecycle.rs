@@ -7,11 +7,11 @@
 use crate::action::{Action, Plan};
 use crate::cache::ShardCache;
 use crate::key::ObjectKey;
-use crate::malformed::ensure_well_formed;
-use crate::node_views::{NodeView, ReadyStatus, UNREACHABLE_TAINT};
 use crate::object::Object;
+use crate::reconcile_error::ensure_well_formed;
 use crate::reconciler::{Context, ReconcileError, Reconciler};
 use crate::resource::Resource;
+use crate::views::nodes::{NodeView, ReadyStatus, UNREACHABLE_TAINT};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use smallvec::SmallVec;
@@ -239,7 +239,7 @@ impl Reconciler for NodeLifecycleController {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::node_views::LeaseView;
+    use crate::views::nodes::LeaseView;
     use std::time::Instant;
 
     fn node(name: &str, ready: &str, tainted: bool) -> NodeView {

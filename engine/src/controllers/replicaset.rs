@@ -3,9 +3,9 @@
 use crate::action::{Action, Plan};
 use crate::cache::ShardCache;
 use crate::key::ObjectKey;
-use crate::malformed::ensure_well_formed;
 use crate::object::{Object, PodPhase, PodView, ReplicaSetStatus, ReplicaSetView};
 use crate::pod_template::{ControllerRef, NewMeta, NewObject, SpecOnly, to_body};
+use crate::reconcile_error::ensure_well_formed;
 use crate::reconciler::{Context, ReconcileError, Reconciler};
 use crate::resource::Resource;
 use serde_json::{Map, Value, json};

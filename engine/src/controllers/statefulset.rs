@@ -6,13 +6,13 @@
 use crate::action::{Action, Plan};
 use crate::cache::ShardCache;
 use crate::key::ObjectKey;
-use crate::malformed::ensure_well_formed;
 use crate::object::{Object, PodPhase, PodView};
 use crate::pod_template::{ControllerRef, NewMeta, NewObject, SpecOnly, to_body};
+use crate::reconcile_error::ensure_well_formed;
 use crate::reconciler::{Context, ReconcileError, Reconciler};
 use crate::resource::Resource;
-use crate::statefulset_view::{ClaimTemplate, StatefulSetStatus, StatefulSetView};
 use crate::template_hash::template_hash;
+use crate::views::statefulset::{ClaimTemplate, StatefulSetStatus, StatefulSetView};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use smallvec::SmallVec;

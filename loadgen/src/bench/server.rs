@@ -111,7 +111,7 @@ impl BenchDoor {
     fn generate() -> Result<Self, tidemark_tls::TlsError> {
         let ca = tidemark_tls::CertificateAuthority::generate("loadgen-bench-ca")?;
         let serving = ca.issue_server(&["127.0.0.1".into(), "localhost".into()])?;
-        let token = crate::door::new_token();
+        let token = crate::apiserver::door::new_token();
         Ok(Self { ca, serving, token })
     }
 
@@ -137,7 +137,9 @@ async fn bearer_only(
     if given == Some(token.as_str()) {
         next.run(req).await
     } else {
-        crate::handlers::error_response(&crate::status::ApiError::Unauthorized)
+        crate::apiserver::handlers::error_response(
+            &crate::apiserver::status::ApiError::Unauthorized,
+        )
     }
 }
 
@@ -210,14 +212,14 @@ impl BenchServer {
 
     /// A kubeconfig for this server: its CA and bearer token (nothing for plain HTTP).
     pub fn kubeconfig_yaml(&self) -> String {
-        use crate::kubeconfig::{KubeconfigTrust, KubeconfigUser, kubeconfig};
+        use crate::apiserver::kubeconfig::{KubeconfigTrust, KubeconfigUser, kubeconfig};
         match &self.door {
             Some(d) => kubeconfig(
                 &self.url(),
                 &KubeconfigTrust::CaData(d.ca.cert_pem().to_string()),
                 &KubeconfigUser::Token(d.token.clone()),
             ),
-            None => crate::kubeconfig::kubeconfig_yaml(&self.url()),
+            None => crate::apiserver::kubeconfig::kubeconfig_yaml(&self.url()),
         }
     }
 

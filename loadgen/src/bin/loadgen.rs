@@ -134,8 +134,8 @@ enum Gate {
 
 impl Gate {
     /// The one mode to run; `None` for `all`.
-    fn mode(self) -> Option<tidemark_loadgen::mode::Mode> {
-        use tidemark_loadgen::mode::Mode;
+    fn mode(self) -> Option<tidemark_loadgen::stress::mode::Mode> {
+        use tidemark_loadgen::stress::mode::Mode;
         match self {
             Gate::On => Some(Mode::On),
             Gate::Off => Some(Mode::Off),
@@ -167,7 +167,7 @@ fn main() -> std::process::ExitCode {
 fn run_command(cli: Cli) -> anyhow::Result<()> {
     match &cli.command {
         Command::Stress { list: true, .. } => {
-            print!("{}", tidemark_loadgen::scenario_catalog::listing());
+            print!("{}", tidemark_loadgen::scenario::catalog::listing());
             return Ok(());
         }
         Command::Bench { args } => return bench(args),
@@ -375,14 +375,14 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 seed,
                 gate: gate
                     .mode()
-                    .unwrap_or(tidemark_loadgen::mode::Mode::Tidemark),
+                    .unwrap_or(tidemark_loadgen::stress::mode::Mode::Tidemark),
                 tidemark: tidemark.unwrap_or_else(tidemark_loadgen::stress::default_tidemark),
                 work_dir,
             };
             if gate.mode().is_none() {
                 return compare_modes(options, json.as_deref()).await;
             }
-            let run = tidemark_loadgen::progress::stress_run(&options);
+            let run = tidemark_loadgen::stress::phases::stress_run(&options);
             let report = match tidemark_loadgen::stress::run(options).await {
                 Ok(report) => report,
                 Err(e) => {
@@ -390,7 +390,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                     return Err(e.into());
                 }
             };
-            let summary = tidemark_loadgen::stress_summary::summary(&report);
+            let summary = tidemark_loadgen::stress::summary::summary(&report);
             match json {
                 Some(path) if path.as_os_str() == "-" => {
                     println!("{}", serde_json::to_string_pretty(&report)?);
@@ -418,7 +418,7 @@ async fn compare_modes(
     options: tidemark_loadgen::stress::StressOptions,
     json: Option<&std::path::Path>,
 ) -> anyhow::Result<()> {
-    let comparison = tidemark_loadgen::compare::run_all(options).await;
+    let comparison = tidemark_loadgen::stress::compare::run_all(options).await;
     if let Some(path) = json {
         std::fs::write(path, serde_json::to_string_pretty(&comparison)?)
             .with_context(|| format!("writing {}", path.display()))?;

@@ -276,11 +276,11 @@ pub struct Cell {
 
 /// The text of the built-in scenario `name`.
 fn base_text(name: &str) -> Result<String, ScenarioError> {
-    crate::scenario_catalog::text(name)
+    crate::scenario::catalog::text(name)
         .map(str::to_string)
         .ok_or_else(|| ScenarioError::NotFound {
             name: name.to_string(),
-            known: crate::scenario_catalog::names()
+            known: crate::scenario::catalog::names()
                 .map(str::to_string)
                 .collect(),
         })

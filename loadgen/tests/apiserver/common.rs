@@ -8,7 +8,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::api::PostParams;
 use kube::{Api, Client};
 use serde_json::json;
-use tidemark_loadgen::request_faults::{LatencyRule, Match};
+use tidemark_loadgen::faults::request_faults::{LatencyRule, Match};
 use tidemark_loadgen::{ApiServer, ServerConfig};
 
 pub type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;

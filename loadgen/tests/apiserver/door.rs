@@ -14,7 +14,7 @@ use kube::api::{ListParams, PostParams};
 use serde_json::json;
 use std::time::Duration;
 use tidemark_loadgen::ServerConfig;
-use tidemark_loadgen::kubeconfig::KubeconfigUser;
+use tidemark_loadgen::apiserver::kubeconfig::KubeconfigUser;
 use tidemark_loadgen::rbac::UserInfo;
 
 async fn as_user(

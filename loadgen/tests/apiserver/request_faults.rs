@@ -5,7 +5,7 @@ use crate::common::{client_without_retries, pod, pods, quiet_config};
 use kube::api::PostParams;
 use std::time::{Duration, Instant};
 use tidemark_loadgen::Resource;
-use tidemark_loadgen::request_faults::{ErrorRule, Match};
+use tidemark_loadgen::faults::request_faults::{ErrorRule, Match};
 
 fn api_code(err: kube::Error) -> (u16, String) {
     match err {

@@ -3,7 +3,7 @@
 //! out of memory cannot take the run down.
 
 use crate::churn::{self, Ramp};
-use crate::machine::Memory;
+use crate::sync::SyncOut;
 use crate::{peer, reconcile, seed, sync};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
@@ -92,32 +92,6 @@ impl PhaseArgs {
             args.push("--gate-off".into());
         }
         args
-    }
-}
-
-/// Initial sync figures of one side.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct SyncOut {
-    /// Seconds.
-    pub seconds: f64,
-    /// Objects cached per second.
-    pub objects_per_second: f64,
-    /// RSS delta per Pod.
-    pub bytes_per_object: f64,
-    /// jemalloc allocated delta per Pod.
-    pub jemalloc_bytes_per_object: f64,
-}
-
-impl SyncOut {
-    /// From the memory before and after.
-    pub fn new(seconds: f64, pods: u64, objects: u64, before: Memory, after: Memory) -> Self {
-        let per = |a: u64, b: u64| (a as f64 - b as f64) / pods.max(1) as f64;
-        Self {
-            seconds,
-            objects_per_second: objects as f64 / seconds,
-            bytes_per_object: per(after.rss, before.rss),
-            jemalloc_bytes_per_object: per(after.allocated, before.allocated),
-        }
     }
 }
 

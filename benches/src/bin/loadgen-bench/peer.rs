@@ -1,9 +1,9 @@
 //! The peer: kube-rs 5 `watcher` + `reflector` into a `Store<Pod>` with the page size it
 //! defaults to (500), and kube-rs `Controller` with the same no-op reconciler and concurrency.
 
-use crate::child::SyncOut;
 use crate::machine::memory;
 use crate::seed::Seed;
+use crate::sync::SyncOut;
 use anyhow::Context;
 use futures::{Stream, StreamExt, TryStreamExt};
 use k8s_openapi::api::apps::v1::ReplicaSet;

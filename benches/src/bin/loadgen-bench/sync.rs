@@ -3,16 +3,42 @@
 //! informer has replaced its list into every shard. Memory is read just before the manager
 //! starts (server already seeded) and just after the sync.
 
-use crate::child::SyncOut;
-use crate::machine::memory;
+use crate::machine::{Memory, memory};
 use crate::seed::Seed;
 use crate::slowdown::Slowdown;
 use anyhow::Context;
+use serde::{Deserialize, Serialize};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 use tidemark_actors::{Manager, ManagerConfig};
 use tidemark_engine::FeatureGates;
 use tidemark_loadgen::bench::server::BenchServer;
+
+/// Initial sync figures of one side.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct SyncOut {
+    /// Seconds.
+    pub seconds: f64,
+    /// Objects cached per second.
+    pub objects_per_second: f64,
+    /// RSS delta per Pod.
+    pub bytes_per_object: f64,
+    /// jemalloc allocated delta per Pod.
+    pub jemalloc_bytes_per_object: f64,
+}
+
+impl SyncOut {
+    /// From the memory before and after.
+    pub fn new(seconds: f64, pods: u64, objects: u64, before: Memory, after: Memory) -> Self {
+        let per = |a: u64, b: u64| (a as f64 - b as f64) / pods.max(1) as f64;
+        Self {
+            seconds,
+            objects_per_second: objects as f64 / seconds,
+            bytes_per_object: per(after.rss, before.rss),
+            jemalloc_bytes_per_object: per(after.allocated, before.allocated),
+        }
+    }
+}
 
 /// A kube client for `server` (its kubeconfig: HTTPS, its CA, a bearer token), made as the
 /// `tidemark` binary makes its own, on the I/O runtime `io`.

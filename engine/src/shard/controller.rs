@@ -1,0 +1,296 @@
+//! The state a shard keeps per controller: its queue, version map, proofs and expectations, the
+//! plans in flight (which step is out, what is left), and the writes sent and not yet answered.
+
+use super::messages::Output;
+use crate::action::{Action, Plan};
+use crate::cache::ShardCache;
+use crate::expectations::Expectations;
+use crate::key::{ObjectKey, Uid};
+use crate::live_read::Expected;
+use crate::mode::ConsistencyMode;
+use crate::object::Object;
+use crate::proof::Proofs;
+use crate::queue::{Outcome, WorkQueue};
+use crate::reconciler::Reconciler;
+use crate::resource::Resource;
+use crate::stats::ControllerStats;
+use crate::version_map::VersionMap;
+use crate::write::{WriteId, WriteRequest};
+use ahash::{AHashMap, AHashSet};
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+/// A controller registered with a shard.
+pub struct ControllerSpec {
+    /// The logic.
+    pub reconciler: Box<dyn Reconciler>,
+    /// The protection it runs with (`StaleControllerConsistency<Name>=false` is naive).
+    pub mode: ConsistencyMode,
+}
+
+impl ControllerSpec {
+    /// `reconciler` under `mode`.
+    pub fn new(reconciler: Box<dyn Reconciler>, mode: ConsistencyMode) -> Self {
+        Self { reconciler, mode }
+    }
+}
+
+/// How far one key's plan has come.
+pub(super) struct PlanProgress {
+    pub(super) owner_uid: Option<Uid>,
+    /// The primary object's generation the plan was made for.
+    pub(super) generation: Option<i64>,
+    /// Creates of the plan not yet sent (expectations are lowered by them if it stops early).
+    pub(super) unsent_creates: i64,
+    pub(super) steps: VecDeque<Vec<Action>>,
+    pub(super) outstanding: usize,
+    pub(super) failed: bool,
+    pub(super) superseded: bool,
+    /// The next step waited for a relist: the plan ends there and the key decides again.
+    pub(super) held: bool,
+    pub(super) requeue_after: Option<Duration>,
+    pub(super) started: Instant,
+}
+
+/// One controller as a shard runs it.
+pub(super) struct Controller {
+    /// Its place in the shard's list (pending writes and barriers name it so).
+    pub(super) index: usize,
+    pub(super) reconciler: Box<dyn Reconciler>,
+    pub(super) mode: ConsistencyMode,
+    pub(super) expectations: Expectations,
+    /// Keys whose last live read matched the cache, with the versions it matched: their next
+    /// destructive decision may go ahead once, lag or not, if it rests on exactly those
+    /// versions (an event that arrived since makes it another decision, which needs its own).
+    pub(super) verified: AHashMap<ObjectKey, Vec<Expected>>,
+    pub(super) queue: WorkQueue,
+    pub(super) versions: VersionMap,
+    pub(super) plans: AHashMap<ObjectKey, PlanProgress>,
+    pub(super) proofs: Proofs,
+    pub(super) unknown_outcome: AHashSet<ObjectKey>,
+    pub(super) stats: ControllerStats,
+}
+
+/// A write sent and not yet answered.
+pub(super) struct PendingWrite {
+    pub(super) controller: usize,
+    pub(super) owner: ObjectKey,
+    pub(super) resource: Resource,
+    pub(super) deleted: Option<(ObjectKey, Uid)>,
+    pub(super) creates: bool,
+}
+
+/// The writes a shard has sent and not had answered, and the sequence that numbers them.
+#[derive(Default)]
+pub(super) struct PendingWrites {
+    map: AHashMap<WriteId, PendingWrite>,
+    next: u64,
+}
+
+impl PendingWrites {
+    /// The next number of the shard's sequence (write ids and acknowledgement order share it).
+    pub(super) fn next_seq(&mut self) -> u64 {
+        self.next += 1;
+        self.next
+    }
+
+    /// The answer to `id` came: what it was for.
+    pub(super) fn take(&mut self, id: WriteId) -> Option<PendingWrite> {
+        self.map.remove(&id)
+    }
+
+    /// How many are unanswered.
+    pub(super) fn len(&self) -> usize {
+        self.map.len()
+    }
+}
+
+impl Controller {
+    pub(super) fn new(index: usize, spec: ControllerSpec) -> Self {
+        Self {
+            index,
+            stats: ControllerStats::new(spec.reconciler.name()),
+            reconciler: spec.reconciler,
+            mode: spec.mode,
+            expectations: Expectations::default(),
+            verified: AHashMap::new(),
+            queue: WorkQueue::default(),
+            versions: VersionMap::default(),
+            plans: AHashMap::new(),
+            proofs: Proofs::default(),
+            unknown_outcome: AHashSet::new(),
+        }
+    }
+
+    /// The primary object at `key` is now `object` (`None`: gone). A plan made for another
+    /// spec or another object finishes the step in flight and starts no further one: the key
+    /// decides again on what is there now.
+    pub(super) fn supersede_if_respecced(&mut self, key: &ObjectKey, object: Option<&Object>) {
+        if !self.mode.is_tidemark() {
+            return;
+        }
+        let Some(plan) = self.plans.get_mut(key) else {
+            return;
+        };
+        let same = object.is_some_and(|o| {
+            plan.owner_uid.as_ref().is_none_or(|uid| uid == o.uid())
+                && (o.generation().is_none() || o.generation() == plan.generation)
+        });
+        if !same {
+            plan.superseded = true;
+        }
+    }
+
+    /// Records `plan`, decided for `key` on `cache`, and sends its first step.
+    pub(super) fn start_plan(
+        &mut self,
+        key: &ObjectKey,
+        plan: Plan,
+        cache: &ShardCache,
+        now: Instant,
+        writes: &mut PendingWrites,
+        outbox: &mut Vec<Output>,
+    ) {
+        let destructive = plan.is_destructive();
+        let Plan {
+            steps,
+            requeue_after,
+            ..
+        } = plan;
+        if destructive && self.reconciler.proof_per_decision() {
+            // This decision used its proof; the next one needs a barrier of its own.
+            self.proofs.forget(key);
+        }
+        let steps: VecDeque<Vec<Action>> = steps.into_iter().filter(|s| !s.is_empty()).collect();
+        let primary = self.reconciler.primary();
+        let reads = self.reconciler.reads();
+        let counted = |a: &Action| a.resource() != primary && reads.contains(&a.resource());
+        let creates = steps
+            .iter()
+            .flatten()
+            .filter(|a| matches!(a, Action::Create { .. }) && counted(a))
+            .count() as i64;
+        if self.mode.expectations() {
+            let deletes = steps
+                .iter()
+                .flatten()
+                .filter_map(|a| match a {
+                    Action::Delete { uid, .. } if counted(a) => Some(uid.clone()),
+                    _ => None,
+                })
+                .collect();
+            self.expectations.expect(key, creates, deletes, now);
+        }
+        let owner_uid = cache.uid_of(primary, key).cloned();
+        let generation = cache.generation_of(primary, key);
+        self.plans.insert(
+            key.clone(),
+            PlanProgress {
+                owner_uid,
+                generation,
+                unsent_creates: creates,
+                steps,
+                outstanding: 0,
+                failed: false,
+                superseded: false,
+                held: false,
+                requeue_after,
+                started: now,
+            },
+        );
+        self.advance_plan(key, false, now, writes, outbox);
+    }
+
+    /// Starts the next step of `owner`'s plan, or finishes the reconcile when there is none;
+    /// with `hold`, a next step waits (the plan is marked held) instead of going out.
+    pub(super) fn advance_plan(
+        &mut self,
+        owner: &ObjectKey,
+        hold: bool,
+        now: Instant,
+        writes: &mut PendingWrites,
+        outbox: &mut Vec<Output>,
+    ) {
+        let Some(plan) = self.plans.get_mut(owner) else {
+            return;
+        };
+        if hold && !plan.failed && !plan.superseded && !plan.steps.is_empty() {
+            plan.held = true;
+            return;
+        }
+        plan.held = false;
+        let step = if plan.failed || plan.superseded {
+            None
+        } else {
+            plan.steps.pop_front()
+        };
+        let Some(step) = step else {
+            for _ in 0..plan.unsent_creates {
+                self.expectations.creation_observed(owner);
+            }
+            let outcome = match (plan.failed, plan.requeue_after) {
+                (true, _) => Outcome::Failed,
+                (false, Some(after)) => Outcome::RequeueAfter(after),
+                (false, None) => Outcome::Done,
+            };
+            if plan.failed {
+                self.stats.plans_failed += 1;
+            }
+            self.stats
+                .record_work(now.saturating_duration_since(plan.started));
+            self.plans.remove(owner);
+            self.queue.finish(owner, outcome, now);
+            return;
+        };
+        plan.outstanding = step.len();
+        plan.unsent_creates -= step
+            .iter()
+            .filter(|a| matches!(a, Action::Create { .. }))
+            .count() as i64;
+        for action in step {
+            let id = WriteId(writes.next_seq());
+            let deleted = match &action {
+                Action::Delete { key, uid, .. } => Some((key.clone(), uid.clone())),
+                _ => None,
+            };
+            writes.map.insert(
+                id,
+                PendingWrite {
+                    controller: self.index,
+                    owner: owner.clone(),
+                    resource: action.resource(),
+                    deleted,
+                    creates: matches!(action, Action::Create { .. }),
+                },
+            );
+            outbox.push(Output::Write(WriteRequest {
+                id,
+                controller: self.reconciler.name(),
+                owner: owner.clone(),
+                action,
+            }));
+        }
+    }
+
+    /// A read meant to prove `key`'s destructive decision current failed: the key stays parked
+    /// (its retry backs off) and the operator is told on the primary object.
+    pub(super) fn freshness_unproven(
+        &mut self,
+        cache: &ShardCache,
+        outbox: &mut Vec<Output>,
+        key: ObjectKey,
+        message: String,
+        now: Instant,
+    ) {
+        self.queue.fail_parked(&key, now);
+        let resource = self.reconciler.primary();
+        outbox.push(Output::Degraded {
+            controller: self.reconciler.name(),
+            uid: cache.uid_of(resource, &key).cloned(),
+            key,
+            resource,
+            reason: "FreshnessUnproven",
+            message,
+        });
+    }
+}

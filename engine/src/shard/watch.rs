@@ -1,0 +1,272 @@
+//! A shard's side of the watch: changes applied to the cache, relists that replace a slice,
+//! watermarks that advance, and every key a change concerns fanned out to its controllers'
+//! queues (deletions and creations observed, plans made obsolete).
+
+use super::Shard;
+use super::messages::Change;
+use crate::key::ObjectKey;
+use crate::object::Object;
+use crate::resource::Resource;
+use crate::rv::ResourceVersion;
+use smallvec::SmallVec;
+use std::time::{Duration, Instant};
+
+impl Shard {
+    fn enqueue_for(&mut self, object: &Object, now: Instant) {
+        let mut keys: SmallVec<[ObjectKey; 2]> = SmallVec::new();
+        for c in &mut self.controllers {
+            keys.clear();
+            c.reconciler.keys_for(object, &mut keys);
+            for key in &keys {
+                if Self::owns(self.router.as_ref(), self.id, key) {
+                    c.queue.add(key, now);
+                }
+            }
+            let mut wide = Vec::new();
+            c.reconciler.keys_for_cache(object, &self.cache, &mut wide);
+            for key in &wide {
+                if Self::owns(self.router.as_ref(), self.id, key) {
+                    c.queue.add(key, now);
+                }
+            }
+        }
+    }
+
+    /// The cache no longer shows `uid` live: release deletions waiting for it, and forget what
+    /// was recorded for a deleted primary object.
+    fn observe_gone(&mut self, object: &Object, removed: bool, now: Instant) {
+        let resource = object.resource();
+        let owner = Self::controlling_key(object);
+        for c in &mut self.controllers {
+            if let Some((owner, 0)) = c.versions.observe_gone(object.uid()) {
+                c.queue.wake(&owner, now);
+            }
+            if let Some(owner) = &owner
+                && c.expectations.deletion_observed(owner, object.uid())
+            {
+                c.queue.wake(owner, now);
+            }
+            if removed && c.reconciler.primary() == resource {
+                c.versions.forget(object.key());
+                c.proofs.forget(object.key());
+                c.expectations.forget(object.key());
+                c.verified.remove(object.key());
+                c.queue.wake(object.key(), now);
+            }
+        }
+    }
+
+    /// The key of an object's controlling owner (same namespace), if it has one.
+    fn controlling_key(object: &Object) -> Option<ObjectKey> {
+        object
+            .controller_ref()
+            .map(|owner| ObjectKey::new(object.key().namespace_arc().clone(), owner.name.clone()))
+    }
+
+    /// A new object showed up: its controlling owner's expected create is observed.
+    fn observe_created(&mut self, object: &Object, now: Instant) {
+        let Some(owner) = Self::controlling_key(object) else {
+            return;
+        };
+        for c in &mut self.controllers {
+            if c.reconciler.primary() != object.resource()
+                && c.expectations.creation_observed(&owner)
+            {
+                c.queue.wake(&owner, now);
+            }
+        }
+    }
+
+    /// Applies one watch event. The watermark moves only with [`advance`](Self::advance).
+    pub fn apply(&mut self, change: Change, now: Instant) {
+        match change {
+            Change::Applied(object) => {
+                let resource = object.resource();
+                let replaced = self
+                    .cache
+                    .uid_of(resource, object.key())
+                    .is_some_and(|uid| uid != object.uid());
+                for c in &mut self.controllers {
+                    if c.reconciler.primary() == resource {
+                        c.supersede_if_respecced(object.key(), Some(&object));
+                        c.versions.forget_if_replaced(object.key(), object.uid());
+                        if replaced {
+                            c.proofs.forget(object.key());
+                        }
+                    }
+                }
+                if object.is_terminating() {
+                    self.observe_gone(&object, false, now);
+                }
+                let created = self.cache.uid_of(resource, object.key()).is_none();
+                if created {
+                    self.observe_created(&object, now);
+                }
+                self.enqueue_for(&object, now);
+                let previous = self.cache.apply(object.clone());
+                if resource == Resource::Leases
+                    && previous.as_ref().map(Object::resource_version)
+                        != Some(object.resource_version())
+                {
+                    self.cache.observe_lease(object.key(), now);
+                }
+                if let Some(previous) = previous
+                    && previous.controller_ref() != object.controller_ref()
+                {
+                    self.enqueue_for(&previous, now);
+                }
+            }
+            Change::Departed(object) => {
+                if let Some(previous) = self.cache.remove(object.resource(), object.key()) {
+                    self.observe_gone(&previous, false, now);
+                    self.enqueue_for(&previous, now);
+                }
+            }
+            Change::Deleted(object) => {
+                let cached = self.cache.remove(object.resource(), object.key());
+                for c in &mut self.controllers {
+                    if c.reconciler.primary() == object.resource() {
+                        c.supersede_if_respecced(object.key(), None);
+                    }
+                }
+                self.observe_gone(&object, true, now);
+                self.enqueue_for(&object, now);
+                if let Some(previous) = cached
+                    && previous.uid() != object.uid()
+                {
+                    self.observe_gone(&previous, true, now);
+                    self.enqueue_for(&previous, now);
+                }
+            }
+        }
+    }
+
+    /// Replaces the whole slice of `resource` with a list taken at `version` (upstream
+    /// AtomicFIFO's Replace): objects missing from it count as deleted, every affected key is
+    /// queued, and the watermark becomes the list's version.
+    pub fn replace(
+        &mut self,
+        resource: Resource,
+        objects: Vec<Object>,
+        version: Option<ResourceVersion>,
+        now: Instant,
+    ) {
+        for object in &objects {
+            if self.cache.uid_of(resource, object.key()).is_none() {
+                self.observe_created(object, now);
+            }
+            self.enqueue_for(object, now);
+        }
+        let terminating: Vec<Object> = objects
+            .iter()
+            .filter(|o| o.is_terminating())
+            .cloned()
+            .collect();
+        let changed_leases: Vec<ObjectKey> = objects
+            .iter()
+            .filter(|o| {
+                o.resource() == Resource::Leases
+                    && self.cache.leases.get(o.key()).map(|l| l.resource_version)
+                        != Some(o.resource_version())
+            })
+            .map(|o| o.key().clone())
+            .collect();
+        for key in &changed_leases {
+            self.cache.observe_lease(key, now);
+        }
+        let removed = self.cache.replace(resource, objects);
+        for c in &mut self.controllers {
+            if c.reconciler.primary() != resource {
+                continue;
+            }
+            let keys: Vec<ObjectKey> = c.plans.keys().cloned().collect();
+            for key in keys {
+                let (uid, generation) = (
+                    self.cache.uid_of(resource, &key).cloned(),
+                    self.cache.generation_of(resource, &key),
+                );
+                if let Some(plan) = c.plans.get_mut(&key)
+                    && c.mode.is_tidemark()
+                    && (uid.is_none()
+                        || plan.owner_uid.is_some() && plan.owner_uid != uid
+                        || generation.is_some() && generation != plan.generation)
+                {
+                    // The relisted cache shows another spec (or no object): the plan's next
+                    // steps were made for a state that is gone.
+                    plan.superseded = true;
+                }
+            }
+        }
+        for object in &removed {
+            self.observe_gone(object, true, now);
+            self.enqueue_for(object, now);
+        }
+        for object in &terminating {
+            self.observe_gone(object, false, now);
+        }
+        *self.synced.get_mut(resource) = true;
+        *self.relisting.get_mut(resource) = None;
+        // A list is as fresh as the server's answer.
+        *self.delay.get_mut(resource) = Duration::ZERO;
+        *self.watermarks.get_mut(resource) = version;
+        *self.moved_at.get_mut(resource) = Some(now);
+        if let Some(v) = version {
+            self.known.learn(v, now);
+            self.prune_known();
+            self.observe_acked(resource, v, now);
+            for c in &mut self.controllers {
+                c.queue.watermark(resource, v, now);
+            }
+        }
+    }
+
+    /// Forgets known revisions every synced cache has reached.
+    fn prune_known(&mut self) {
+        let lowest = Resource::ALL
+            .iter()
+            .filter(|r| *self.synced.get(**r))
+            .map(|r| *self.watermarks.get(*r))
+            .min();
+        if let Some(Some(lowest)) = lowest {
+            self.known.prune(lowest);
+        }
+    }
+
+    /// Writes acknowledged at or below `version` are now visible: record how long that took.
+    fn observe_acked(&mut self, resource: Resource, version: ResourceVersion, now: Instant) {
+        let acked = self.acked.get_mut(resource);
+        let seen = match version.get().checked_add(1).and_then(ResourceVersion::new) {
+            Some(next) => {
+                let later = acked.split_off(&(next, 0));
+                std::mem::replace(acked, later)
+            }
+            None => std::mem::take(acked),
+        };
+        for (_, (controller, at)) in seen {
+            if let Some(c) = self.controllers.get_mut(controller) {
+                c.stats
+                    .record_cache_lag(resource, now.saturating_duration_since(at));
+            }
+        }
+    }
+
+    /// Every event of `resource` up to `version` that belongs to this shard has been applied.
+    pub fn advance(&mut self, resource: Resource, version: ResourceVersion, now: Instant) {
+        let slot = self.watermarks.get_mut(resource);
+        if slot.is_some_and(|w| w >= version) {
+            return;
+        }
+        *slot = Some(version);
+        *self.moved_at.get_mut(resource) = Some(now);
+        *self.delay.get_mut(resource) = self
+            .known
+            .learned_at(version)
+            .map_or(Duration::ZERO, |at| now.saturating_duration_since(at));
+        self.known.learn(version, now);
+        self.prune_known();
+        self.observe_acked(resource, version, now);
+        for c in &mut self.controllers {
+            c.queue.watermark(resource, version, now);
+        }
+    }
+}

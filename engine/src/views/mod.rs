@@ -1,0 +1,13 @@
+//! The projections the shard caches, one file per resource, and their decode helpers: the
+//! metadata every projection reads, checked field reads, and the record of a malformed object.
+//! Nothing here imports [`crate::object`], which wraps them.
+
+pub mod checked;
+pub mod daemonset;
+pub mod job;
+pub mod malformed;
+pub mod meta;
+pub mod nodes;
+pub mod pod;
+pub mod replicaset;
+pub mod statefulset;

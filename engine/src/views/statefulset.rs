@@ -1,0 +1,285 @@
+//! The StatefulSet projection: what its controller reads, checked, and the whole object for its
+//! status writes.
+
+use crate::key::{ObjectKey, Uid};
+use crate::labels::LabelSelector;
+use crate::pod_template::PodTemplate;
+use crate::resource::Resource;
+use crate::rv::ResourceVersion;
+use crate::views::checked::{Checker, Field};
+use crate::views::malformed::Malformed;
+use crate::views::malformed::projection;
+use crate::views::meta::{DecodeError, parse_json, read_meta};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// `status` of a StatefulSet, as the controller writes it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StatefulSetStatus {
+    /// status.replicas.
+    pub replicas: i32,
+    /// status.readyReplicas.
+    pub ready_replicas: i32,
+    /// status.currentReplicas.
+    pub current_replicas: i32,
+    /// status.updatedReplicas.
+    pub updated_replicas: i32,
+    /// status.observedGeneration.
+    pub observed_generation: i64,
+    /// status.currentRevision.
+    pub current_revision: Option<String>,
+    /// status.updateRevision.
+    pub update_revision: Option<String>,
+}
+
+/// One of `spec.volumeClaimTemplates`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClaimTemplate {
+    /// metadata.name (the volume's name, and the claims' name prefix).
+    pub name: String,
+    /// metadata.labels.
+    pub labels: BTreeMap<String, String>,
+    /// spec, passed through to the claims.
+    pub spec: Map<String, Value>,
+}
+
+/// A StatefulSet.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StatefulSetView {
+    /// namespace/name.
+    pub key: ObjectKey,
+    /// metadata.uid.
+    pub uid: Uid,
+    /// metadata.resourceVersion, when comparable.
+    pub resource_version: Option<ResourceVersion>,
+    /// metadata.generation.
+    pub generation: i64,
+    /// spec.replicas (defaults to 1).
+    pub replicas: i32,
+    /// spec.ordinals.start (defaults to 0): the Pods are `<set>-<start>` .. `<set>-<start+replicas-1>`.
+    pub start_ordinal: i32,
+    /// spec.podManagementPolicy is `Parallel` (else `OrderedReady`).
+    pub parallel: bool,
+    /// spec.serviceName.
+    pub service_name: Option<String>,
+    /// spec.selector.
+    pub selector: LabelSelector,
+    /// spec.template.
+    pub template: Arc<PodTemplate>,
+    /// spec.volumeClaimTemplates.
+    pub claim_templates: Arc<[ClaimTemplate]>,
+    /// metadata.deletionTimestamp is set.
+    pub terminating: bool,
+    /// The current status.
+    pub status: StatefulSetStatus,
+    /// Why the controller must not act on it, if a field it reads is unusable.
+    pub malformed: Option<Arc<Malformed>>,
+    /// The whole object as last observed (a JSON object).
+    pub raw: Arc<Value>,
+}
+
+impl StatefulSetView {
+    /// Decodes a StatefulSet from JSON bytes.
+    pub fn from_json(bytes: &[u8]) -> Result<Self, DecodeError> {
+        Self::from_value(parse_json(bytes)?)
+    }
+
+    /// Decodes a StatefulSet from a parsed object, every field the controller reads checked.
+    pub fn from_value(value: Value) -> Result<Self, DecodeError> {
+        let mut c = Checker::default();
+        let meta = read_meta(&value, &mut c)?;
+        let root = Field::root(&value);
+        let spec = root.get(&mut c, "spec");
+        let replicas = spec.get(&mut c, "replicas").int32(&mut c, 0).unwrap_or(1);
+        let start_ordinal = spec
+            .get(&mut c, "ordinals.start")
+            .int32(&mut c, 0)
+            .unwrap_or(0);
+        let parallel = spec
+            .get(&mut c, "podManagementPolicy")
+            .one_of(&mut c, &["OrderedReady", "Parallel"])
+            == Some("Parallel");
+        let service_name = spec
+            .get(&mut c, "serviceName")
+            .string(&mut c)
+            .map(str::to_string);
+        let selector_field = spec.get(&mut c, "selector");
+        if !selector_field.is_present() {
+            c.record("spec.selector", "Required value".into());
+        }
+        let selector = LabelSelector::read(&selector_field, &mut c);
+        let template = PodTemplate::read(&root, &mut c);
+        let mut claim_templates = Vec::new();
+        for t in spec.get(&mut c, "volumeClaimTemplates").items(&mut c) {
+            c.object(&t);
+            let name_field = t.get(&mut c, "metadata.name");
+            let name = c.string(&name_field).filter(|n| !n.is_empty());
+            if name.is_none() {
+                c.record(name_field.path(), "Required value".into());
+            }
+            let labels = t.get(&mut c, "metadata.labels").string_map(&mut c);
+            let claim_spec = t
+                .get(&mut c, "spec")
+                .object(&mut c)
+                .cloned()
+                .unwrap_or_default();
+            if let Some(name) = name {
+                claim_templates.push(ClaimTemplate {
+                    name: name.to_string(),
+                    labels,
+                    spec: claim_spec,
+                });
+            }
+        }
+        spec.get(&mut c, "updateStrategy.type")
+            .one_of(&mut c, &["RollingUpdate", "OnDelete"]);
+        spec.get(&mut c, "updateStrategy.rollingUpdate.partition")
+            .int32(&mut c, 0);
+        spec.get(&mut c, "updateStrategy.rollingUpdate.maxUnavailable")
+            .int_or_percent(&mut c);
+        spec.get(&mut c, "minReadySeconds").int32(&mut c, 0);
+        let status = root.get(&mut c, "status");
+        let mut count = |name: &str| status.get(&mut c, name).int32(&mut c, 0).unwrap_or(0);
+        let (replicas_now, ready, current, updated) = (
+            count("replicas"),
+            count("readyReplicas"),
+            count("currentReplicas"),
+            count("updatedReplicas"),
+        );
+        count("availableReplicas");
+        let observed_generation = status
+            .get(&mut c, "observedGeneration")
+            .int64(&mut c, 0)
+            .unwrap_or(0);
+        let mut revision = |name: &str| status.get(&mut c, name).string(&mut c).map(str::to_string);
+        let (current_revision, update_revision) =
+            (revision("currentRevision"), revision("updateRevision"));
+        Ok(StatefulSetView {
+            key: meta.key,
+            uid: meta.uid,
+            resource_version: meta.resource_version,
+            generation: meta.generation,
+            replicas,
+            start_ordinal,
+            parallel,
+            service_name,
+            selector,
+            template: Arc::new(template),
+            claim_templates: claim_templates.into(),
+            terminating: meta.terminating,
+            status: StatefulSetStatus {
+                replicas: replicas_now,
+                ready_replicas: ready,
+                current_replicas: current,
+                updated_replicas: updated,
+                observed_generation,
+                current_revision,
+                update_revision,
+            },
+            malformed: c.finish(),
+            raw: Arc::new(value),
+        })
+    }
+
+    /// The ordinal of a Pod named `<set>-<n>`, if `pod_name` is one of this set's: `n` is an
+    /// int32 in canonical decimal (no sign, no leading zeros), as the controller names them.
+    pub fn ordinal_of(&self, pod_name: &str) -> Option<usize> {
+        let digits = pod_name.strip_prefix(self.key.name())?.strip_prefix('-')?;
+        let canonical = digits == "0"
+            || (!digits.is_empty()
+                && !digits.starts_with('0')
+                && digits.len() <= 10
+                && digits.bytes().all(|b| b.is_ascii_digit()));
+        if !canonical {
+            return None;
+        }
+        let n = digits.parse::<i32>().ok()?;
+        usize::try_from(n).ok()
+    }
+
+    /// The ordinals the set wants: `start..start+replicas`, ending at int32's end (the last
+    /// ordinal a Pod name can carry).
+    pub fn wanted(&self) -> std::ops::Range<usize> {
+        let start = i64::from(self.start_ordinal.max(0));
+        let end = (start + i64::from(self.replicas.max(0))).min(i64::from(i32::MAX) + 1);
+        let to_usize = |n: i64| usize::try_from(n).unwrap_or(0);
+        to_usize(start)..to_usize(end)
+    }
+}
+
+projection!(StatefulSetView, Resource::StatefulSets);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn set(spec: Value) -> StatefulSetView {
+        let mut spec = spec;
+        if let Some(m) = spec.as_object_mut() {
+            m.entry("selector")
+                .or_insert(json!({"matchLabels": {"app": "db"}}));
+            m.entry("template")
+                .or_insert(json!({"metadata": {"labels": {"app": "db"}}, "spec": {}}));
+        }
+        StatefulSetView::from_value(json!({
+            "metadata": {"name": "db", "namespace": "ns", "uid": "u"}, "spec": spec}))
+        .expect("identity is readable")
+    }
+
+    #[test]
+    fn ordinals_are_canonical_decimal_int32s() {
+        let s = set(json!({}));
+        assert_eq!(s.ordinal_of("db-0"), Some(0));
+        assert_eq!(s.ordinal_of("db-12"), Some(12));
+        for odd in [
+            "db-+1",
+            "db-007",
+            "db--1",
+            "db-",
+            "db-1a",
+            "db-99999999999",
+            "dbx-1",
+            "db-2147483648",
+        ] {
+            assert_eq!(s.ordinal_of(odd), None, "{odd}");
+        }
+    }
+
+    #[test]
+    fn the_wanted_ordinals_start_at_spec_ordinals_start() {
+        assert_eq!(set(json!({"replicas": 3})).wanted(), 0..3);
+        assert_eq!(
+            set(json!({"replicas": 3, "ordinals": {"start": 5}})).wanted(),
+            5..8
+        );
+        assert_eq!(set(json!({})).wanted(), 0..1, "replicas default to 1");
+        let huge = set(json!({"replicas": i32::MAX, "ordinals": {"start": i32::MAX}}));
+        assert_eq!(huge.wanted(), i32::MAX as usize..i32::MAX as usize + 1);
+    }
+
+    #[test]
+    fn policies_strategies_and_claim_templates_of_the_wrong_shape_are_malformed() {
+        for (spec, path) in [
+            (
+                json!({"podManagementPolicy": "Whenever"}),
+                "spec.podManagementPolicy",
+            ),
+            (json!({"ordinals": {"start": -1}}), "spec.ordinals.start"),
+            (
+                json!({"updateStrategy": {"rollingUpdate": {"partition": "2"}}}),
+                "spec.updateStrategy.rollingUpdate.partition",
+            ),
+            (
+                json!({"volumeClaimTemplates": [{"spec": {}}]}),
+                "spec.volumeClaimTemplates[0].metadata.name",
+            ),
+            (json!({"replicas": 2.5}), "spec.replicas"),
+        ] {
+            let s = set(spec);
+            let m = s.malformed.expect(path);
+            assert_eq!(m.fields()[0].path, path);
+        }
+    }
+}

@@ -1,0 +1,607 @@
+//! The HTTP handler of the API listener: decodes requests, calls the store, encodes responses.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::Response;
+use bytes::Bytes;
+use http::{HeaderMap, Method, StatusCode, header};
+use serde_json::Value;
+
+use crate::admission::typecheck;
+use crate::apiserver::discovery;
+use crate::apiserver::openapi;
+use crate::apiserver::options::{
+    Query, dry_run, field_validation, parse_delete_options, parse_json, warn,
+};
+use crate::apiserver::routes::{self, Route};
+use crate::apiserver::status::ApiError;
+use crate::resource::Resource;
+use crate::store::deletion::{DeleteOptions, Deleted};
+use crate::store::list::{self, ContinueToken, ListRequest};
+use crate::store::patch::{self, Patch, PatchKind};
+use crate::store::selector::Selectors;
+use crate::store::watch_stream::{self as watch, WatchContext, WatchRequest, WatchStart};
+use crate::store::{Store, Subresource, WriteOptions};
+
+/// Request bodies larger than this are refused with 413 (as upstream's 3 MiB limit).
+pub const MAX_BODY: usize = 3 * 1024 * 1024;
+/// Watches without `timeoutSeconds` close after this.
+pub const DEFAULT_WATCH_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+/// State shared by every request.
+#[derive(Debug, Clone)]
+pub struct App {
+    /// The store.
+    pub store: Arc<Store>,
+    /// Context for watch streams.
+    pub watch: WatchContext,
+    /// Authentication, RBAC and the request log.
+    pub door: Arc<crate::apiserver::door::Door>,
+}
+
+fn json_response(code: StatusCode, body: impl Into<Body>) -> Response {
+    let mut resp = Response::new(body.into());
+    *resp.status_mut() = code;
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    resp
+}
+
+pub(crate) fn value_response(code: StatusCode, v: &Value) -> Response {
+    json_response(code, serde_json::to_vec(v).unwrap_or_default())
+}
+
+/// The `Status` response for an error.
+pub fn error_response(e: &ApiError) -> Response {
+    let code = StatusCode::from_u16(e.code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    value_response(code, &e.to_status())
+}
+
+fn user_agent(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+}
+
+pub(crate) async fn read_body(body: Body, headers: &HeaderMap) -> Result<Bytes, ApiError> {
+    let too_large = || ApiError::RequestEntityTooLarge {
+        message: format!("Request entity too large: limit is {MAX_BODY}"),
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY) {
+        return Err(too_large());
+    }
+    axum::body::to_bytes(body, MAX_BODY)
+        .await
+        .map_err(|_| too_large())
+}
+
+fn content_type(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        })
+}
+
+fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
+    match content_type(headers).as_deref() {
+        None | Some("" | "application/json" | "*/*") => Ok(()),
+        Some(other) => Err(ApiError::UnsupportedMediaType {
+            message: format!(
+                "the body of the request was in an unknown format - accepted media types include: application/json (got {other})"
+            ),
+        }),
+    }
+}
+
+/// The single handler for every path of the API listener.
+pub async fn handle(State(app): State<Arc<App>>, req: Request) -> Response {
+    match dispatch(&app, req).await {
+        Ok(r) => r,
+        Err(e) => error_response(&e),
+    }
+}
+
+fn not_found_path(path: &str) -> ApiError {
+    ApiError::NotFound {
+        kind: String::new(),
+        name: String::new(),
+        message: format!("the server could not find the requested resource ({path})"),
+    }
+}
+
+fn method_not_allowed(method: &Method) -> ApiError {
+    ApiError::MethodNotAllowed {
+        message: format!(
+            "the server does not allow this method on the requested resource ({method})"
+        ),
+    }
+}
+
+async fn dispatch(app: &App, req: Request) -> Result<Response, ApiError> {
+    let (parts, body) = req.into_parts();
+    let path = parts.uri.path().to_string();
+    let route = routes::parse(&path).ok_or_else(|| not_found_path(&path))?;
+    let method = parts.method.clone();
+    let ua = user_agent(&parts.headers);
+    let ua = ua.as_deref();
+    let is_get = method == Method::GET || method == Method::HEAD;
+    match route {
+        Route::Root => Ok(value_response(StatusCode::OK, &discovery::root_paths())),
+        Route::Version if is_get => Ok(value_response(StatusCode::OK, &discovery::version())),
+        Route::Health if is_get => {
+            let mut r = Response::new(Body::from("ok"));
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                http::HeaderValue::from_static("text/plain; charset=utf-8"),
+            );
+            Ok(r)
+        }
+        Route::OpenApiV2 if is_get => {
+            let accept = parts
+                .headers
+                .get(header::ACCEPT)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("");
+            let json_ok = accept.is_empty() || accept.contains("json") || accept.contains("*/*");
+            if !json_ok {
+                // client-go asks for protobuf only; 406 sends it to its fallback.
+                let mut r = Response::new(Body::from("only application/json is served"));
+                *r.status_mut() = StatusCode::NOT_ACCEPTABLE;
+                return Ok(r);
+            }
+            Ok(value_response(StatusCode::OK, &openapi::v2()))
+        }
+        Route::OpenApiV3Index if is_get => Ok(value_response(StatusCode::OK, &openapi::v3_index())),
+        Route::OpenApiV3(gv) if is_get => openapi::v3_group_version(&gv)
+            .map(|v| value_response(StatusCode::OK, &v))
+            .ok_or_else(|| not_found_path(&path)),
+        Route::CoreVersions if is_get => {
+            Ok(value_response(StatusCode::OK, &discovery::core_versions()))
+        }
+        Route::Groups if is_get => Ok(value_response(StatusCode::OK, &discovery::groups())),
+        Route::Group(g) if is_get => discovery::group(&g)
+            .map(|v| value_response(StatusCode::OK, &v))
+            .ok_or_else(|| not_found_path(&path)),
+        Route::Resources { group, version } if is_get => discovery::resources(&group, &version)
+            .map(|v| value_response(StatusCode::OK, &v))
+            .ok_or_else(|| not_found_path(&path)),
+        Route::Collection {
+            resource,
+            namespace,
+        } => {
+            let query = Query::parse(&parts.uri)?;
+            match (method, &namespace) {
+                (Method::GET, _) => list_or_watch(app, resource, namespace, &query).await,
+                (Method::POST, ns) if ns.is_some() || !resource.namespaced() => {
+                    require_json(&parts.headers)?;
+                    let body = parse_json(&read_body(body, &parts.headers).await?)?;
+                    let (body, warning) = field_validation(resource, body, &query)?;
+                    typecheck::check_body(resource, &body)?;
+                    let opts = WriteOptions::request(dry_run(&query)?);
+                    let ns = ns.as_deref().unwrap_or("");
+                    let stored = app.store.create_with(resource, ns, body, ua, opts)?;
+                    Ok(warn(
+                        json_response(StatusCode::CREATED, stored.bytes.clone()),
+                        warning,
+                    ))
+                }
+                (Method::DELETE, ns) if ns.is_some() || !resource.namespaced() => {
+                    let raw = read_body(body, &parts.headers).await?;
+                    let opts = parse_delete_options(&raw, &query)?;
+                    let selectors = Selectors::parse_for(
+                        resource,
+                        query.get("labelSelector"),
+                        query.get("fieldSelector"),
+                    )?;
+                    delete_collection(&app.store, resource, ns.as_deref(), &selectors, &opts, ua)
+                        .map(|b| json_response(StatusCode::OK, b))
+                }
+                (m, _) => Err(method_not_allowed(&m)),
+            }
+        }
+        Route::Object {
+            resource,
+            namespace,
+            name,
+            status,
+        } => {
+            let sub = if status {
+                Subresource::Status
+            } else {
+                Subresource::Main
+            };
+            let query = Query::parse(&parts.uri)?;
+            match method {
+                Method::GET => app
+                    .store
+                    .get(resource, &namespace, &name)
+                    .map(|s| json_response(StatusCode::OK, s.bytes.clone()))
+                    .ok_or_else(|| ApiError::not_found(resource.plural(), &name)),
+                Method::PUT => {
+                    require_json(&parts.headers)?;
+                    let body = parse_json(&read_body(body, &parts.headers).await?)?;
+                    let (body, warning) = field_validation(resource, body, &query)?;
+                    typecheck::check_body(resource, &body)?;
+                    if sub == Subresource::Status {
+                        crate::admission::field_rules::check_status(resource, &name, &body)?;
+                    }
+                    let opts = WriteOptions::request(dry_run(&query)?);
+                    let stored = app
+                        .store
+                        .update_opts(resource, &namespace, &name, body, sub, ua, opts)?;
+                    Ok(warn(
+                        json_response(StatusCode::OK, stored.bytes.clone()),
+                        warning,
+                    ))
+                }
+                Method::PATCH => {
+                    let kind = content_type(&parts.headers).unwrap_or_default();
+                    let mut patch = patch::parse(&kind, &read_body(body, &parts.headers).await?)?;
+                    let mut warning = None;
+                    if patch.kind != PatchKind::Json {
+                        let body = std::mem::take(&mut patch.body);
+                        (patch.body, warning) = field_validation(resource, body, &query)?;
+                    }
+                    if patch.kind == PatchKind::Apply
+                        && query.get("fieldManager").unwrap_or("").is_empty()
+                    {
+                        return Err(ApiError::invalid(
+                            "PatchOptions.meta.k8s.io",
+                            "",
+                            "fieldManager: Required value: is required for apply patch",
+                        ));
+                    }
+                    let opts = WriteOptions::request(dry_run(&query)?);
+                    let target = PatchTarget {
+                        store: &app.store,
+                        resource,
+                        namespace: &namespace,
+                        name: &name,
+                        sub,
+                    };
+                    patch_object(&target, &patch, ua, opts)
+                        .map(|(code, b)| warn(json_response(code, b), warning))
+                }
+                Method::DELETE if !status => {
+                    let raw = read_body(body, &parts.headers).await?;
+                    let opts = parse_delete_options(&raw, &query)?;
+                    match app
+                        .store
+                        .delete_opts(resource, &namespace, &name, &opts, ua)?
+                    {
+                        Deleted::Gone(s) => Ok(json_response(StatusCode::OK, s.bytes.clone())),
+                        Deleted::Pending(s) => {
+                            Ok(json_response(StatusCode::ACCEPTED, s.bytes.clone()))
+                        }
+                    }
+                }
+                m => Err(method_not_allowed(&m)),
+            }
+        }
+        Route::Review { plural } if method == Method::POST => {
+            require_json(&parts.headers)?;
+            let body = parse_json(&read_body(body, &parts.headers).await?)?;
+            let caller = parts.extensions.get::<crate::rbac::UserInfo>();
+            let answer = crate::apiserver::door::review(&app.door, plural, caller, &body)?;
+            Ok(value_response(StatusCode::CREATED, &answer))
+        }
+        Route::ServiceAccountToken { namespace, name } if method == Method::POST => {
+            require_json(&parts.headers)?;
+            let body = parse_json(&read_body(body, &parts.headers).await?)?;
+            let answer =
+                crate::apiserver::door::token_request(&app.door, &namespace, &name, &body)?;
+            Ok(value_response(StatusCode::CREATED, &answer))
+        }
+        Route::Eviction { namespace, name } if method == Method::POST => {
+            require_json(&parts.headers)?;
+            let body = parse_json(&read_body(body, &parts.headers).await?)?;
+            evict(&app.store, &namespace, &name, &body, ua)
+        }
+        Route::Scale {
+            resource,
+            namespace,
+            name,
+        } => {
+            let store = &app.store;
+            let scale = || {
+                store
+                    .get(resource, &namespace, &name)
+                    .map(|s| scale_of(&s.value))
+                    .ok_or_else(|| ApiError::not_found(resource.plural(), &name))
+            };
+            let body = match method {
+                Method::GET => return Ok(value_response(StatusCode::OK, &scale()?)),
+                Method::PUT => {
+                    require_json(&parts.headers)?;
+                    parse_json(&read_body(body, &parts.headers).await?)?
+                }
+                Method::PATCH => {
+                    let kind = content_type(&parts.headers).unwrap_or_default();
+                    let patch = patch::parse(&kind, &read_body(body, &parts.headers).await?)?;
+                    let mut current = scale()?;
+                    if let Some(m) = current["metadata"].as_object_mut() {
+                        m.remove("resourceVersion");
+                    }
+                    patch.apply_to(&mut current)?;
+                    current
+                }
+                m => return Err(method_not_allowed(&m)),
+            };
+            let replicas = body["spec"]["replicas"].as_i64().ok_or_else(|| {
+                ApiError::invalid("Scale", &name, "spec.replicas: Required value")
+            })?;
+            if replicas < 0 {
+                return Err(ApiError::invalid(
+                    "Scale",
+                    &name,
+                    "spec.replicas: Invalid value: must be greater than or equal to 0",
+                ));
+            }
+            let mut rs = scale_target(store, resource, &namespace, &name)?;
+            rs["spec"]["replicas"] = Value::from(replicas);
+            let rv = body["metadata"]["resourceVersion"].as_str().unwrap_or("");
+            rs["metadata"]["resourceVersion"] = Value::from(rv);
+            let stored = store.update(resource, &namespace, &name, rs, Subresource::Main, ua)?;
+            Ok(value_response(StatusCode::OK, &scale_of(&stored.value)))
+        }
+        _ => Err(method_not_allowed(&method)),
+    }
+}
+
+fn scale_target(store: &Store, r: Resource, ns: &str, name: &str) -> Result<Value, ApiError> {
+    let mut rs = store
+        .get(r, ns, name)
+        .map(|s| s.value.clone())
+        .ok_or_else(|| ApiError::not_found(r.plural(), name))?;
+    if !rs["spec"].is_object() {
+        rs["spec"] = Value::Object(Default::default());
+    }
+    Ok(rs)
+}
+
+/// The autoscaling/v1 `Scale` view of a ReplicaSet.
+pub fn scale_of(rs: &Value) -> Value {
+    let selector = rs["spec"]["selector"]["matchLabels"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .unwrap_or_default();
+    let meta = &rs["metadata"];
+    serde_json::json!({
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": {
+            "name": meta["name"],
+            "namespace": meta["namespace"],
+            "uid": meta["uid"],
+            "resourceVersion": meta["resourceVersion"],
+            "creationTimestamp": meta["creationTimestamp"],
+        },
+        "spec": {"replicas": rs["spec"]["replicas"].as_i64().unwrap_or(1)},
+        "status": {"replicas": rs["status"]["replicas"].as_i64().unwrap_or(0), "selector": selector},
+    })
+}
+
+/// Evicts a Pod (policy/v1 `Eviction`): no PodDisruptionBudgets are served, so an eviction
+/// is always allowed and deletes the Pod as a DELETE with the Eviction's `deleteOptions`.
+fn evict(
+    store: &Store,
+    ns: &str,
+    name: &str,
+    eviction: &Value,
+    ua: Option<&str>,
+) -> Result<Response, ApiError> {
+    let body_name = eviction["metadata"]["name"].as_str().unwrap_or(name);
+    if body_name != name {
+        return Err(ApiError::bad_request(format!(
+            "name in URL does not match name in Eviction object: {name} != {body_name}"
+        )));
+    }
+    let raw = serde_json::to_vec(&eviction["deleteOptions"]).unwrap_or_default();
+    let raw: &[u8] = if eviction["deleteOptions"].is_object() {
+        &raw
+    } else {
+        b""
+    };
+    let opts = parse_delete_options(raw, &Query(Vec::new()))?;
+    store.delete_opts(Resource::Pods, ns, name, &opts, ua)?;
+    let status = serde_json::json!({
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201,
+    });
+    Ok(value_response(StatusCode::CREATED, &status))
+}
+
+/// `deletecollection`: deletes every object of the collection the selectors match, each as
+/// a DELETE with `opts` would, and answers with the list of them (gone or terminating).
+fn delete_collection(
+    store: &Store,
+    r: Resource,
+    ns: Option<&str>,
+    selectors: &Selectors,
+    opts: &DeleteOptions,
+    ua: Option<&str>,
+) -> Result<Bytes, ApiError> {
+    let (current, _) = store.all(r, ns);
+    let mut items = Vec::new();
+    for obj in current.iter().filter(|o| selectors.matches(&o.value)) {
+        let name = crate::object::meta_str(&obj.value, "name");
+        let obj_ns = crate::object::meta_str(&obj.value, "namespace");
+        match store.delete_opts(r, obj_ns, name, opts, ua) {
+            Ok(d) => items.push(d.stored().value.clone()),
+            Err(ApiError::NotFound { .. }) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let list = serde_json::json!({
+        "kind": r.list_kind(),
+        "apiVersion": r.api_version(),
+        "metadata": {"resourceVersion": store.current_revision().to_string()},
+        "items": items,
+    });
+    Ok(Bytes::from(serde_json::to_vec(&list).unwrap_or_default()))
+}
+
+/// RFC 7386 JSON merge patch (kept here for callers of the old path).
+pub use crate::store::patch::merge_patch;
+
+/// The object a PATCH addresses.
+struct PatchTarget<'a> {
+    store: &'a Store,
+    resource: Resource,
+    namespace: &'a str,
+    name: &'a str,
+    sub: Subresource,
+}
+
+/// Applies `patch` to the current object and updates it, retrying on a conflict unless the
+/// patch pinned a resourceVersion. An apply patch of a missing object creates it.
+fn patch_object(
+    t: &PatchTarget<'_>,
+    patch: &Patch,
+    ua: Option<&str>,
+    opts: WriteOptions,
+) -> Result<(StatusCode, Bytes), ApiError> {
+    let (r, ns, name) = (t.resource, t.namespace, t.name);
+    let pinned = patch.pins_resource_version();
+    for _ in 0..16 {
+        let Some(current) = t.store.get(r, ns, name) else {
+            if patch.kind == PatchKind::Apply && t.sub == Subresource::Main {
+                let mut obj = patch.body.clone();
+                let body_name = obj["metadata"]["name"].as_str().unwrap_or("");
+                if !body_name.is_empty() && body_name != name {
+                    return Err(ApiError::bad_request(format!(
+                        "the name of the object ({body_name}) does not match the name on the URL ({name})"
+                    )));
+                }
+                crate::object::meta_mut(&mut obj).insert("name".into(), Value::from(name));
+                let stored = t.store.create_with(r, ns, obj, ua, opts)?;
+                return Ok((StatusCode::CREATED, stored.bytes.clone()));
+            }
+            return Err(ApiError::not_found(r.plural(), name));
+        };
+        let mut obj = current.value.clone();
+        patch.apply_to(&mut obj)?;
+        typecheck::check_patched(r, &obj)?;
+        if t.sub == Subresource::Status {
+            crate::admission::field_rules::check_status(r, name, &obj)?;
+        }
+        match t.store.update_opts(r, ns, name, obj, t.sub, ua, opts) {
+            Err(ApiError::Conflict { .. }) if !pinned => continue,
+            other => return other.map(|s| (StatusCode::OK, s.bytes.clone())),
+        }
+    }
+    Err(ApiError::conflict_modified(r.plural(), name))
+}
+
+async fn list_or_watch(
+    app: &App,
+    resource: Resource,
+    namespace: Option<String>,
+    q: &Query,
+) -> Result<Response, ApiError> {
+    let selectors = Selectors::parse_for(resource, q.get("labelSelector"), q.get("fieldSelector"))?;
+    let rv = q.get("resourceVersion");
+    if q.flag("watch") {
+        let parsed = match rv {
+            None | Some("" | "0") => None,
+            Some(s) => Some(s.parse::<u64>().map_err(|_| {
+                ApiError::bad_request(format!(
+                    "resourceVersion: Invalid value: \"{s}\": must be an integer"
+                ))
+            })?),
+        };
+        let send_initial = q.flag("sendInitialEvents");
+        let start = match parsed {
+            // A watch-list (`sendInitialEvents=true`) sends the state not older than the
+            // given version: wait for it, then start from the current state.
+            Some(want) if send_initial => {
+                if !app
+                    .store
+                    .wait_for_revision(want, list::FUTURE_RV_WAIT)
+                    .await
+                {
+                    return Err(ApiError::Timeout {
+                        message: format!(
+                            "Too large resource version: {want}, current: {}",
+                            app.store.current_revision()
+                        ),
+                    });
+                }
+                WatchStart::Current
+            }
+            Some(after) => WatchStart::After(after),
+            None => WatchStart::Current,
+        };
+        let timeout = watch::timeout(q.get("timeoutSeconds"), DEFAULT_WATCH_TIMEOUT)?;
+        if let WatchStart::After(r) = start {
+            let compacted = app.store.compacted_revision();
+            if r < compacted || app.watch.faults.take_forced_expiry(resource) {
+                return Ok(json_response(
+                    StatusCode::OK,
+                    watch::expired_body(r, compacted),
+                ));
+            }
+        }
+        let req = WatchRequest {
+            resource,
+            namespace,
+            selectors,
+            start,
+            bookmarks: q.flag("allowWatchBookmarks"),
+            initial_events_end: send_initial,
+            timeout,
+        };
+        return Ok(json_response(
+            StatusCode::OK,
+            watch::watch_body(app.watch.clone(), req),
+        ));
+    }
+    let continue_token = match q.get("continue") {
+        None | Some("") => None,
+        Some(c) => {
+            if rv.is_some_and(|v| !v.is_empty()) {
+                return Err(ApiError::bad_request(
+                    "specifying resource version is not allowed when using continue",
+                ));
+            }
+            Some(ContinueToken::decode(c)?)
+        }
+    };
+    let limit = match q.get("limit") {
+        None | Some("") => 0,
+        Some(s) => s
+            .parse::<usize>()
+            .map_err(|_| ApiError::bad_request("limit must be a non-negative integer"))?,
+    };
+    let req = ListRequest {
+        resource,
+        namespace,
+        selectors,
+        limit,
+        continue_token,
+        read_at: list::read_at(rv, q.get("resourceVersionMatch"))?,
+        lag: app.watch.faults.lagging_replica(resource),
+    };
+    let body = list::list(&app.store, &req).await?;
+    Ok(json_response(StatusCode::OK, body))
+}

@@ -1,0 +1,236 @@
+//! The DaemonSet invariants: never two live Pods of one DaemonSet on one Node (checked at every
+//! commit), and no Pod deleted from a Node that still needs it: the DaemonSet's only live Pod
+//! there, on a Node that exists and matches the DaemonSet's `nodeSelector` (judged at the
+//! request's arrival). The second check is skipped for DaemonSets with a node affinity.
+
+use crate::oracle::in_flight::{Decision, InFlight};
+use crate::oracle::{Verb, Violation, ViolationKind, pod_is_live};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+type Labels = BTreeMap<String, String>;
+
+#[derive(Debug)]
+struct DsInfo {
+    namespace: String,
+    name: String,
+    /// `nodeSelector`; `None` when a node affinity makes the Nodes it wants unknown here.
+    selector: Option<Labels>,
+}
+
+/// What the checker knows about DaemonSets, their live Pods and the Nodes.
+#[derive(Debug, Default)]
+pub struct DaemonSetOracle {
+    sets: HashMap<String, DsInfo>,
+    /// (DaemonSet uid, node) -> live Pod uids.
+    placed: HashMap<(String, String), HashSet<String>>,
+    /// Existing Nodes and their labels.
+    nodes: HashMap<String, Labels>,
+}
+
+fn meta<'a>(obj: &'a Value, field: &str) -> &'a str {
+    obj["metadata"][field].as_str().unwrap_or("")
+}
+
+fn labels(map: &Value) -> Labels {
+    map.as_object()
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The DaemonSet uid and the Node of one of its Pods.
+fn placement(pod: &Value) -> Option<(&str, &str)> {
+    let owner = pod["metadata"]["ownerReferences"]
+        .as_array()?
+        .iter()
+        .find(|o| o["controller"] == true && o["kind"] == "DaemonSet")?;
+    Some((owner["uid"].as_str()?, pod["spec"]["nodeName"].as_str()?))
+}
+
+impl DaemonSetOracle {
+    /// A DaemonSet was written (`new` absent: deleted).
+    pub fn record_set(&mut self, prev: Option<&Value>, new: Option<&Value>) {
+        let Some(obj) = new.or(prev) else { return };
+        let uid = meta(obj, "uid").to_string();
+        match new.filter(|d| d["metadata"]["deletionTimestamp"].is_null()) {
+            Some(ds) => {
+                let spec = &ds["spec"]["template"]["spec"];
+                self.sets.insert(
+                    uid,
+                    DsInfo {
+                        namespace: meta(ds, "namespace").to_string(),
+                        name: meta(ds, "name").to_string(),
+                        selector: spec["affinity"]
+                            .is_null()
+                            .then(|| labels(&spec["nodeSelector"])),
+                    },
+                );
+            }
+            None => {
+                self.sets.remove(&uid);
+            }
+        }
+    }
+
+    /// A Node was written (`new` absent: deleted).
+    pub fn record_node(&mut self, prev: Option<&Value>, new: Option<&Value>) {
+        let Some(obj) = new.or(prev) else { return };
+        let name = meta(obj, "name").to_string();
+        match new.filter(|n| n["metadata"]["deletionTimestamp"].is_null()) {
+            Some(node) => {
+                self.nodes.insert(name, labels(&node["metadata"]["labels"]));
+            }
+            None => {
+                self.nodes.remove(&name);
+            }
+        }
+    }
+
+    /// Whether the DaemonSet wants a Pod on `node` (unknown: no).
+    fn needs(&self, set: &DsInfo, node: &str) -> bool {
+        let (Some(selector), Some(labels)) = (&set.selector, self.nodes.get(node)) else {
+            return false;
+        };
+        selector.iter().all(|(k, v)| labels.get(k) == Some(v))
+    }
+
+    /// What `decision` breaks, judged against the state now.
+    pub fn judge(&self, decision: Decision<'_>, _in_flight: &InFlight) -> Option<Violation> {
+        let Decision::Delete(pod) = decision else {
+            return None;
+        };
+        let (ds_uid, node) = placement(pod)?;
+        let set = self.sets.get(ds_uid)?;
+        let here = self.placed.get(&(ds_uid.to_string(), node.to_string()))?;
+        let only = here.len() == 1 && here.contains(meta(pod, "uid"));
+        (only && self.needs(set, node)).then(|| Violation {
+            kind: ViolationKind::DaemonSetNeededPodDeleted,
+            revision: 0,
+            namespace: set.namespace.clone(),
+            replicaset: set.name.clone(),
+            live: 1,
+            in_flight: 0,
+            desired: 1,
+            pod: format!("{} on {node}", meta(pod, "name")),
+            user_agent: None,
+            at_arrival: false,
+        })
+    }
+
+    /// A Pod was written; returns the violation its commit is (a second Pod on a Node), if any.
+    pub fn record_pod(
+        &mut self,
+        verb: Verb,
+        prev: Option<&Value>,
+        new: Option<&Value>,
+    ) -> Option<Violation> {
+        let obj = new.or(prev)?;
+        let (ds_uid, node) = placement(obj)?;
+        let pod_uid = meta(obj, "uid").to_string();
+        let set = self.sets.get(ds_uid);
+        let here = self
+            .placed
+            .entry((ds_uid.to_string(), node.to_string()))
+            .or_default();
+        let is = new.is_some_and(pod_is_live);
+        let found = set
+            .filter(|_| verb == Verb::Create && is && !here.is_empty())
+            .map(|set| Violation {
+                kind: ViolationKind::DaemonSetTwoPodsOnANode,
+                revision: 0,
+                namespace: set.namespace.clone(),
+                replicaset: set.name.clone(),
+                live: here.len() as i64,
+                in_flight: 0,
+                desired: 1,
+                pod: format!("{} on {node}", meta(obj, "name")),
+                user_agent: None,
+                at_arrival: false,
+            });
+        if is {
+            here.insert(pod_uid);
+        } else {
+            here.remove(&pod_uid);
+        }
+        found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn pod(name: &str, node: &str) -> Value {
+        json!({"metadata": {"name": name, "uid": format!("u-{name}"),
+            "ownerReferences": [{"kind": "DaemonSet", "uid": "d1", "controller": true}]},
+            "spec": {"nodeName": node}})
+    }
+
+    fn oracle(node_selector: Value) -> DaemonSetOracle {
+        let mut o = DaemonSetOracle::default();
+        o.record_set(
+            None,
+            Some(
+                &json!({"metadata": {"name": "agent", "namespace": "ns", "uid": "d1"},
+                "spec": {"template": {"spec": {"nodeSelector": node_selector}}}}),
+            ),
+        );
+        o.record_node(
+            None,
+            Some(&json!({"metadata": {"name": "n1", "labels": {"role": "agent"}}})),
+        );
+        o
+    }
+
+    fn judged(o: &DaemonSetOracle, name: &str) -> Option<ViolationKind> {
+        o.judge(Decision::Delete(&pod(name, "n1")), &InFlight::default())
+            .map(|v| v.kind)
+    }
+
+    #[test]
+    fn a_second_pod_on_a_node_is_caught() {
+        let mut o = oracle(Value::Null);
+        assert!(
+            o.record_pod(Verb::Create, None, Some(&pod("a", "n1")))
+                .is_none()
+        );
+        let twice = o.record_pod(Verb::Create, None, Some(&pod("b", "n1")));
+        assert_eq!(
+            twice.map(|v| v.kind),
+            Some(ViolationKind::DaemonSetTwoPodsOnANode)
+        );
+        assert_eq!(judged(&o, "b"), None, "a duplicate may go");
+    }
+
+    #[test]
+    fn deleting_the_only_pod_of_a_node_that_still_exists_is_caught() {
+        let mut o = oracle(Value::Null);
+        o.record_pod(Verb::Create, None, Some(&pod("a", "n1")));
+        assert_eq!(
+            judged(&o, "a"),
+            Some(ViolationKind::DaemonSetNeededPodDeleted)
+        );
+        o.record_node(Some(&json!({"metadata": {"name": "n1"}})), None);
+        assert_eq!(judged(&o, "a"), None, "its Node is gone");
+    }
+
+    #[test]
+    fn a_pod_is_needed_only_on_nodes_its_selector_matches() {
+        let mut o = oracle(json!({"role": "agent"}));
+        o.record_pod(Verb::Create, None, Some(&pod("a", "n1")));
+        assert_eq!(
+            judged(&o, "a"),
+            Some(ViolationKind::DaemonSetNeededPodDeleted)
+        );
+        o.record_node(
+            None,
+            Some(&json!({"metadata": {"name": "n1", "labels": {"role": "none"}}})),
+        );
+        assert_eq!(judged(&o, "a"), None, "the Node no longer matches");
+    }
+}

@@ -1,0 +1,597 @@
+//! The invariant oracle: records every write, and checks every controller's Pod decisions
+//! against the state when its request arrived (see [`Oracle`]).
+
+pub mod daemonset;
+pub mod in_flight;
+pub mod job;
+pub mod leadership;
+pub mod malformed;
+pub mod node;
+pub mod replicaset;
+pub mod statefulset;
+pub mod truth;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::object::meta_str;
+use crate::oracle::in_flight::{ArrivalId, Decision, InFlight};
+use crate::oracle::replicaset::ReplicaSetOracle;
+use crate::resource::Resource;
+
+/// The verb of a recorded write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Verb {
+    /// POST.
+    Create,
+    /// PUT of the main resource.
+    Update,
+    /// PUT of the `/status` subresource.
+    UpdateStatus,
+    /// DELETE.
+    Delete,
+}
+
+/// One committed write.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WriteRecord {
+    /// The revision the write committed at.
+    pub revision: u64,
+    /// What kind of write.
+    pub verb: Verb,
+    /// The resource written.
+    pub resource: Resource,
+    /// Namespace of the object.
+    pub namespace: String,
+    /// Name of the object.
+    pub name: String,
+    /// Uid of the object.
+    pub uid: String,
+    /// The client's `User-Agent`, if it sent one (`loadgen` for in-process writes).
+    pub user_agent: Option<String>,
+    /// For a Lease: its `spec.holderIdentity` after the write (`None` when released or deleted).
+    pub lease_holder: Option<String>,
+    /// For a Node: after the write it is `Ready=Unknown` or carries the unreachable taint.
+    pub node_marked: bool,
+    /// When the write committed, in microseconds since the Unix epoch (server clock).
+    pub at_micros: u64,
+}
+
+impl Serialize for Resource {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.plural())
+    }
+}
+
+/// Which invariant a violation broke.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum ViolationKind {
+    /// A Pod was created while its ReplicaSet already had `spec.replicas` live Pods or more.
+    OverCreate,
+    /// A live Pod was deleted while its ReplicaSet had `spec.replicas` live Pods or fewer.
+    WantedPodDeleted,
+    /// An OrderedReady StatefulSet's Pod was created before its predecessor was Running and Ready.
+    OrdinalBeforePredecessorReady,
+    /// A StatefulSet's Pod with an ordinal below `spec.replicas` was deleted.
+    WantedOrdinalDeleted,
+    /// A Job's Pod was created while the Job already ran `parallelism` active Pods.
+    JobOverParallelism,
+    /// An Indexed Job's Pod was created for an index that already had an active Pod.
+    JobDuplicateIndex,
+    /// A Job counted more successes than `completions`.
+    JobOverCounted,
+    /// A DaemonSet's Pod was created on a Node that already ran one of its Pods.
+    DaemonSetTwoPodsOnANode,
+    /// A DaemonSet's only Pod on a Node that still needs it was deleted.
+    DaemonSetNeededPodDeleted,
+    /// A Pod was created or deleted for an owner whose decisive fields were malformed.
+    ActionOnMalformedOwner,
+}
+
+/// A broken invariant, found at the revision of the write that broke it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Violation {
+    /// Which invariant.
+    pub kind: ViolationKind,
+    /// The revision of the offending write.
+    pub revision: u64,
+    /// Namespace of the owning set.
+    pub namespace: String,
+    /// Name of the owning set (a ReplicaSet or a StatefulSet).
+    pub replicaset: String,
+    /// Live Pods of the owner (active Pods of a Job, Pods of the DaemonSet on the Node) when the
+    /// decision was judged.
+    pub live: i64,
+    /// Creates minus deletes of the owner's Pods already in flight then.
+    pub in_flight: i64,
+    /// `spec.replicas` of the owner (a Job's parallelism) then.
+    pub desired: i64,
+    /// Judged at the request's arrival (else at its commit).
+    pub at_arrival: bool,
+    /// The Pod created or deleted.
+    pub pod: String,
+    /// The client's `User-Agent`, if any.
+    pub user_agent: Option<String>,
+}
+
+/// The ground truth about one ReplicaSet, as the server sees it now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReplicaSetTruth {
+    /// Namespace.
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+    /// `metadata.generation`.
+    pub generation: i64,
+    /// `spec.replicas` (default 1).
+    pub spec_replicas: i64,
+    /// Live Pods it controls (exist, not terminating, not Succeeded/Failed).
+    pub live_pods: i64,
+    /// `status.replicas`.
+    pub status_replicas: i64,
+    /// `status.readyReplicas`.
+    pub status_ready_replicas: i64,
+    /// `status.observedGeneration`.
+    pub observed_generation: i64,
+}
+
+impl ReplicaSetTruth {
+    /// It has its desired live Pods, and its status says so for its generation.
+    pub fn is_converged(&self) -> bool {
+        self.live_pods == self.spec_replicas
+            && self.status_replicas == self.spec_replicas
+            && self.observed_generation == self.generation
+    }
+}
+
+/// One committed write, as the store hands it to the oracle under its write lock.
+#[derive(Debug, Clone, Copy)]
+pub struct Commit<'a> {
+    /// The revision it committed at.
+    pub revision: u64,
+    /// What kind of write.
+    pub verb: Verb,
+    /// The resource written.
+    pub resource: Resource,
+    /// The object before (absent for a create).
+    pub prev: Option<&'a Value>,
+    /// The object after (absent for a removal).
+    pub new: Option<&'a Value>,
+    /// The client's `User-Agent`.
+    pub user_agent: Option<&'a str>,
+    /// The request it is part of, if it came over HTTP and the oracle saw it arrive.
+    pub arrival: Option<ArrivalId>,
+}
+
+/// The recorder and checker. Fed by the store under its write lock, so the state at each
+/// arrival and each revision is exact.
+///
+/// A controller's decision (create or delete a Pod) is judged against what was knowable when
+/// its request reached the server: the state then, and the Pod writes that had arrived before
+/// it and not committed yet. A request that then waits (injected latency) while the user
+/// changes the spec commits a race no controller could avoid, and is not counted. Writes made
+/// inside the server (no arrival) are judged at commit. Checks that are invariants of the
+/// state itself (two Pods of one DaemonSet on a Node, two active Pods for one Job index) are
+/// made at commit.
+#[derive(Debug, Default)]
+pub struct Oracle {
+    writes: Vec<WriteRecord>,
+    violations: Vec<Violation>,
+    in_flight: InFlight,
+    replicasets: ReplicaSetOracle,
+    statefulsets: crate::oracle::statefulset::StatefulSetOracle,
+    jobs: crate::oracle::job::JobOracle,
+    daemonsets: crate::oracle::daemonset::DaemonSetOracle,
+    malformed: crate::oracle::malformed::MalformedOwners,
+}
+
+/// Whether a Node is marked unreachable: `Ready=Unknown`, or the unreachable taint.
+pub fn node_is_marked(node: &Value) -> bool {
+    let unknown = node["status"]["conditions"].as_array().is_some_and(|cs| {
+        cs.iter()
+            .any(|c| c["type"] == "Ready" && c["status"] == "Unknown")
+    });
+    let tainted = node["spec"]["taints"].as_array().is_some_and(|ts| {
+        ts.iter()
+            .any(|t| t["key"] == "node.kubernetes.io/unreachable")
+    });
+    unknown || tainted
+}
+
+/// `spec.replicas` of a ReplicaSet (the API default is 1).
+pub fn desired_replicas(rs: &Value) -> i64 {
+    rs["spec"]["replicas"].as_i64().unwrap_or(1)
+}
+
+/// A Pod that exists, is not terminating and has not finished.
+pub fn pod_is_live(pod: &Value) -> bool {
+    pod["metadata"]["deletionTimestamp"].is_null()
+        && !matches!(
+            pod["status"]["phase"].as_str(),
+            Some("Succeeded" | "Failed")
+        )
+}
+
+fn micros_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+}
+
+impl Oracle {
+    /// A request to create or delete a Pod in `namespace` reached the server: the decision is
+    /// judged now, and counted as in flight until it commits or its request ends.
+    pub fn arrive(&mut self, namespace: &str, decision: Decision<'_>) -> ArrivalId {
+        let verdicts = self.judge(decision);
+        self.in_flight.arrive(namespace, decision, verdicts)
+    }
+
+    /// The request `id` ended (committed or not).
+    pub fn depart(&mut self, id: ArrivalId) {
+        self.in_flight.depart(id);
+    }
+
+    fn judge(&self, decision: Decision<'_>) -> Vec<Violation> {
+        let f = &self.in_flight;
+        [
+            self.replicasets.judge(decision, f),
+            self.statefulsets.judge(decision, f),
+            self.jobs.judge(decision, f),
+            self.daemonsets.judge(decision, f),
+            self.malformed.judge(decision),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+
+    /// Records a committed write, checking the invariants against the state just before it
+    /// (or, for a decision the oracle saw arrive, against the state at its arrival).
+    pub fn observe(&mut self, c: &Commit<'_>) {
+        let Some(obj) = c.new.or(c.prev) else { return };
+        self.writes.push(WriteRecord {
+            revision: c.revision,
+            verb: c.verb,
+            resource: c.resource,
+            namespace: meta_str(obj, "namespace").to_string(),
+            name: meta_str(obj, "name").to_string(),
+            uid: meta_str(obj, "uid").to_string(),
+            user_agent: c.user_agent.map(str::to_string),
+            lease_holder: match (c.resource, c.new) {
+                (Resource::Leases, Some(lease)) => lease["spec"]["holderIdentity"]
+                    .as_str()
+                    .filter(|h| !h.is_empty())
+                    .map(str::to_string),
+                _ => None,
+            },
+            node_marked: match (c.resource, c.new) {
+                (Resource::Nodes, Some(node)) => node_is_marked(node),
+                _ => false,
+            },
+            at_micros: micros_now(),
+        });
+        if matches!(
+            c.resource,
+            Resource::ReplicaSets | Resource::StatefulSets | Resource::DaemonSets | Resource::Jobs
+        ) {
+            self.malformed.record_owner(c.resource, c.prev, c.new);
+        }
+        match c.resource {
+            Resource::Pods => self.observe_pod(c, obj),
+            Resource::ReplicaSets => self.replicasets.record_set(c.prev, c.new),
+            Resource::StatefulSets => self.statefulsets.record_set(c.prev, c.new),
+            Resource::DaemonSets => self.daemonsets.record_set(c.prev, c.new),
+            Resource::Nodes => self.daemonsets.record_node(c.prev, c.new),
+            Resource::Jobs => {
+                if let Some(v) = self
+                    .jobs
+                    .record_job(c.revision, c.prev, c.new, c.user_agent)
+                {
+                    self.violations.push(v);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn observe_pod(&mut self, c: &Commit<'_>, obj: &Value) {
+        let decision = match (c.verb, c.prev, c.new) {
+            (Verb::Create, _, Some(pod)) if pod_is_live(pod) => Some(Decision::Create(pod)),
+            (Verb::Delete, Some(pod), after)
+                if pod_is_live(pod) && !after.is_some_and(pod_is_live) =>
+            {
+                Some(Decision::Delete(pod))
+            }
+            _ => None,
+        };
+        let (namespace, name) = (meta_str(obj, "namespace"), meta_str(obj, "name"));
+        let at_arrival = c
+            .arrival
+            .and_then(|id| self.in_flight.commit(id, c.verb, namespace, name));
+        let verdicts = match (decision, at_arrival) {
+            (None, _) => Vec::new(),
+            (Some(_), Some(verdicts)) => verdicts
+                .into_iter()
+                .map(|v| Violation {
+                    at_arrival: true,
+                    ..v
+                })
+                .collect(),
+            (Some(d), None) => self.judge(d),
+        };
+        let strict = [
+            self.jobs.record_pod(c.verb, c.prev, c.new),
+            self.daemonsets.record_pod(c.verb, c.prev, c.new),
+        ];
+        self.statefulsets.record_pod(c.prev, c.new);
+        self.replicasets.record_pod(c.prev, c.new);
+        for v in verdicts.into_iter().chain(strict.into_iter().flatten()) {
+            self.violations.push(Violation {
+                revision: c.revision,
+                pod: if v.pod.is_empty() {
+                    name.to_string()
+                } else {
+                    v.pod
+                },
+                user_agent: c.user_agent.map(str::to_string),
+                ..v
+            });
+        }
+    }
+
+    /// Live Pods controlled by the owner with `uid`.
+    pub fn live_pods(&self, uid: &str) -> i64 {
+        self.replicasets.live_pods(uid)
+    }
+
+    /// Pod writes that arrived and have not committed (or failed) yet.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.len()
+    }
+
+    /// Every violation found so far.
+    pub fn violations(&self) -> &[Violation] {
+        &self.violations
+    }
+
+    /// Every write so far, in revision order.
+    pub fn writes(&self) -> &[WriteRecord] {
+        &self.writes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn rs(replicas: i64) -> Value {
+        json!({"metadata": {"name": "web", "namespace": "ns", "uid": "rs-1"}, "spec": {"replicas": replicas}})
+    }
+
+    fn pod(name: &str) -> Value {
+        json!({"metadata": {"name": name, "namespace": "ns", "uid": name,
+            "ownerReferences": [{"uid": "rs-1", "controller": true}]}})
+    }
+
+    /// A store in miniature: every write takes the next revision.
+    #[derive(Default)]
+    struct Store {
+        oracle: Oracle,
+        revision: u64,
+    }
+
+    impl Store {
+        fn commit(
+            &mut self,
+            verb: Verb,
+            resource: Resource,
+            prev: Option<&Value>,
+            new: Option<&Value>,
+            arrival: Option<ArrivalId>,
+        ) {
+            self.revision += 1;
+            self.oracle.observe(&Commit {
+                revision: self.revision,
+                verb,
+                resource,
+                prev,
+                new,
+                user_agent: Some("ctl"),
+                arrival,
+            });
+        }
+        fn scale(&mut self, from: i64, to: i64) {
+            let (prev, new) = (rs(from), rs(to));
+            let verb = if from < 0 { Verb::Create } else { Verb::Update };
+            let prev = (from >= 0).then_some(&prev);
+            self.commit(verb, Resource::ReplicaSets, prev, Some(&new), None);
+        }
+        fn create(&mut self, name: &str) {
+            self.commit(Verb::Create, Resource::Pods, None, Some(&pod(name)), None);
+        }
+        fn delete(&mut self, name: &str) {
+            self.commit(Verb::Delete, Resource::Pods, Some(&pod(name)), None, None);
+        }
+        fn create_arrives(&mut self) -> ArrivalId {
+            let body = json!({"metadata": {"generateName": "web-",
+                "ownerReferences": [{"uid": "rs-1", "controller": true}]}});
+            self.oracle.arrive("ns", Decision::Create(&body))
+        }
+        fn delete_arrives(&mut self, name: &str) -> ArrivalId {
+            self.oracle.arrive("ns", Decision::Delete(&pod(name)))
+        }
+        fn create_commits(&mut self, id: ArrivalId, name: &str) {
+            self.commit(
+                Verb::Create,
+                Resource::Pods,
+                None,
+                Some(&pod(name)),
+                Some(id),
+            );
+            self.oracle.depart(id);
+        }
+        fn delete_commits(&mut self, id: ArrivalId, name: &str) {
+            self.commit(
+                Verb::Delete,
+                Resource::Pods,
+                Some(&pod(name)),
+                None,
+                Some(id),
+            );
+            self.oracle.depart(id);
+        }
+        fn kinds(&self) -> Vec<ViolationKind> {
+            self.oracle.violations().iter().map(|v| v.kind).collect()
+        }
+    }
+
+    #[test]
+    fn one_pod_too_many_is_an_over_create() {
+        let mut s = Store::default();
+        s.scale(-1, 2);
+        s.create("a");
+        s.create("b");
+        assert!(s.kinds().is_empty());
+        s.create("c");
+        let v = &s.oracle.violations()[0];
+        assert_eq!(
+            (v.kind, v.revision, v.live, v.desired, v.pod.as_str()),
+            (ViolationKind::OverCreate, 4, 2, 2, "c")
+        );
+        assert_eq!(v.user_agent.as_deref(), Some("ctl"));
+        assert_eq!(s.oracle.live_pods("rs-1"), 3);
+        assert_eq!(s.oracle.writes().len(), 4);
+    }
+
+    #[test]
+    fn a_replicaset_being_deleted_wants_no_pods() {
+        let mut s = Store::default();
+        s.scale(-1, 2);
+        s.create("a");
+        let mut terminating = rs(2);
+        terminating["metadata"]["deletionTimestamp"] = "2026-12-02T16:00:00Z".into();
+        s.commit(
+            Verb::Update,
+            Resource::ReplicaSets,
+            Some(&rs(2)),
+            Some(&terminating),
+            None,
+        );
+        s.delete("a");
+        assert!(s.kinds().is_empty(), "foreground GC of its Pods is wanted");
+        s.create("b");
+        assert_eq!(
+            s.kinds(),
+            [ViolationKind::OverCreate],
+            "a Pod for a terminating owner is an over-create"
+        );
+    }
+
+    #[test]
+    fn deleting_a_wanted_pod_is_a_violation_but_gc_after_the_owner_is_not() {
+        let mut s = Store::default();
+        s.scale(-1, 1);
+        s.create("a");
+        s.create("b");
+        s.delete("b");
+        assert_eq!(s.kinds().len(), 1, "the over-create only");
+        s.delete("a");
+        assert_eq!(s.kinds()[1], ViolationKind::WantedPodDeleted);
+        s.create("c");
+        s.commit(
+            Verb::Delete,
+            Resource::ReplicaSets,
+            Some(&rs(1)),
+            None,
+            None,
+        );
+        s.delete("c");
+        assert_eq!(s.kinds().len(), 2);
+        assert_eq!(s.oracle.live_pods("rs-1"), 0);
+    }
+
+    #[test]
+    fn a_failed_pod_is_not_live() {
+        let mut s = Store::default();
+        s.scale(-1, 1);
+        s.create("a");
+        let mut failed = pod("a");
+        failed["status"] = json!({"phase": "Failed"});
+        s.commit(
+            Verb::UpdateStatus,
+            Resource::Pods,
+            Some(&pod("a")),
+            Some(&failed),
+            None,
+        );
+        s.create("b");
+        s.commit(Verb::Delete, Resource::Pods, Some(&failed), None, None);
+        assert!(s.kinds().is_empty());
+    }
+
+    #[test]
+    fn a_create_delayed_in_flight_while_the_user_scales_down_is_an_unavoidable_race_and_not_counted()
+     {
+        let mut s = Store::default();
+        s.scale(-1, 3);
+        s.create("a");
+        s.create("b");
+        let late = s.create_arrives();
+        s.scale(3, 2);
+        s.create_commits(late, "c");
+        assert!(s.kinds().is_empty(), "{:?}", s.oracle.violations());
+        assert_eq!(s.oracle.live_pods("rs-1"), 3);
+        assert_eq!(s.oracle.in_flight(), 0);
+    }
+
+    #[test]
+    fn a_create_that_arrives_when_live_and_in_flight_pods_already_suffice_is_counted() {
+        let mut s = Store::default();
+        s.scale(-1, 3);
+        s.create("a");
+        s.create("b");
+        let needed = s.create_arrives();
+        let extra = s.create_arrives();
+        s.create_commits(extra, "d");
+        s.create_commits(needed, "c");
+        let v = &s.oracle.violations();
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert_eq!(
+            (v[0].kind, v[0].live, v[0].in_flight, v[0].pod.as_str()),
+            (ViolationKind::OverCreate, 2, 1, "d"),
+            "the second create for one missing Pod, whichever commits first"
+        );
+        assert!(v[0].at_arrival);
+    }
+
+    #[test]
+    fn a_delete_delayed_while_the_user_scales_up_is_not_counted_but_one_that_arrives_wanted_is() {
+        let mut s = Store::default();
+        s.scale(-1, 3);
+        for p in ["a", "b", "c"] {
+            s.create(p);
+        }
+        s.scale(3, 2);
+        let surplus = s.delete_arrives("c");
+        s.scale(2, 3);
+        s.delete_commits(surplus, "c");
+        assert!(s.kinds().is_empty(), "{:?}", s.oracle.violations());
+        let wanted = s.delete_arrives("b");
+        s.scale(3, 1);
+        s.delete_commits(wanted, "b");
+        assert_eq!(s.kinds(), [ViolationKind::WantedPodDeleted]);
+    }
+
+    #[test]
+    fn a_request_that_never_commits_is_no_longer_in_flight() {
+        let mut s = Store::default();
+        s.scale(-1, 2);
+        s.create("a");
+        let refused = s.create_arrives();
+        s.oracle.depart(refused);
+        let needed = s.create_arrives();
+        s.create_commits(needed, "b");
+        assert!(s.kinds().is_empty(), "{:?}", s.oracle.violations());
+    }
+}

@@ -1,0 +1,189 @@
+//! The StatefulSet invariants: under OrderedReady no ordinal is created before its predecessor is
+//! Running and Ready, and a scale-down deletes only ordinals at or above `spec.replicas` (never a
+//! wanted one); both judged at the request's arrival. Two live Pods with one ordinal cannot
+//! exist: a StatefulSet Pod's name is its ordinal, and names are unique.
+
+use crate::oracle::in_flight::{Decision, InFlight};
+use crate::oracle::{Violation, ViolationKind, pod_is_live};
+use serde_json::Value;
+use std::collections::HashMap;
+
+#[derive(Debug)]
+struct SetInfo {
+    namespace: String,
+    name: String,
+    desired: i64,
+    parallel: bool,
+}
+
+/// What the checker knows about every StatefulSet and its live Pods.
+#[derive(Debug, Default)]
+pub struct StatefulSetOracle {
+    sets: HashMap<String, SetInfo>,
+    /// (set uid, ordinal) -> Running and Ready.
+    live: HashMap<(String, usize), bool>,
+}
+
+fn meta<'a>(obj: &'a Value, field: &str) -> &'a str {
+    obj["metadata"][field].as_str().unwrap_or("")
+}
+
+fn controller(pod: &Value) -> Option<(&str, &str)> {
+    pod["metadata"]["ownerReferences"]
+        .as_array()?
+        .iter()
+        .find(|o| o["controller"] == true)
+        .and_then(|o| Some((o["kind"].as_str()?, o["uid"].as_str()?)))
+}
+
+fn running_and_ready(pod: &Value) -> bool {
+    pod["status"]["phase"] == "Running"
+        && pod["status"]["conditions"].as_array().is_some_and(|cs| {
+            cs.iter()
+                .any(|c| c["type"] == "Ready" && c["status"] == "True")
+        })
+}
+
+impl StatefulSetOracle {
+    /// A StatefulSet was written (`new` absent: deleted).
+    pub fn record_set(&mut self, prev: Option<&Value>, new: Option<&Value>) {
+        let Some(obj) = new.or(prev) else { return };
+        let uid = meta(obj, "uid").to_string();
+        match new {
+            Some(set) => {
+                let terminating = !set["metadata"]["deletionTimestamp"].is_null();
+                self.sets.insert(
+                    uid,
+                    SetInfo {
+                        namespace: meta(set, "namespace").to_string(),
+                        name: meta(set, "name").to_string(),
+                        desired: if terminating {
+                            0
+                        } else {
+                            set["spec"]["replicas"].as_i64().unwrap_or(1)
+                        },
+                        parallel: set["spec"]["podManagementPolicy"] == "Parallel",
+                    },
+                );
+            }
+            None => {
+                self.sets.remove(&uid);
+            }
+        }
+    }
+
+    /// The Pod's set uid, the set, and its ordinal, if it is a StatefulSet's Pod.
+    fn placed<'a>(&'a self, pod: &'a Value) -> Option<(&'a str, &'a SetInfo, usize)> {
+        let (kind, uid) = controller(pod)?;
+        if kind != "StatefulSet" {
+            return None;
+        }
+        let set = self.sets.get(uid)?;
+        let ordinal = meta(pod, "name")
+            .strip_prefix(set.name.as_str())?
+            .strip_prefix('-')?
+            .parse()
+            .ok()?;
+        Some((uid, set, ordinal))
+    }
+
+    /// What `decision` breaks, judged against the state now.
+    pub fn judge(&self, decision: Decision<'_>, _in_flight: &InFlight) -> Option<Violation> {
+        let pod = decision.pod();
+        let (uid, set, ordinal) = self.placed(pod)?;
+        let live = self.live.keys().filter(|(u, _)| u == uid).count() as i64;
+        let kind = match decision {
+            Decision::Create(_) if !set.parallel && ordinal > 0 => {
+                let predecessor = self.live.get(&(uid.to_string(), ordinal - 1)).copied();
+                (predecessor != Some(true)).then_some(ViolationKind::OrdinalBeforePredecessorReady)
+            }
+            Decision::Create(_) => None,
+            Decision::Delete(_) => {
+                ((ordinal as i64) < set.desired).then_some(ViolationKind::WantedOrdinalDeleted)
+            }
+        }?;
+        Some(Violation {
+            kind,
+            revision: 0,
+            namespace: set.namespace.clone(),
+            replicaset: set.name.clone(),
+            live,
+            in_flight: 0,
+            desired: set.desired,
+            pod: meta(pod, "name").to_string(),
+            user_agent: None,
+            at_arrival: false,
+        })
+    }
+
+    /// A Pod was written: the ordinal's slot follows.
+    pub fn record_pod(&mut self, prev: Option<&Value>, new: Option<&Value>) {
+        let Some(obj) = new.or(prev) else { return };
+        let Some((uid, _, ordinal)) = self.placed(obj) else {
+            return;
+        };
+        let slot = (uid.to_string(), ordinal);
+        match new.filter(|p| pod_is_live(p)) {
+            Some(pod) => {
+                self.live.insert(slot, running_and_ready(pod));
+            }
+            None => {
+                self.live.remove(&slot);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn set(replicas: i64, parallel: bool) -> Value {
+        json!({"metadata": {"name": "db", "namespace": "ns", "uid": "s1"},
+            "spec": {"replicas": replicas, "podManagementPolicy": if parallel { "Parallel" } else { "OrderedReady" }}})
+    }
+
+    fn pod(ordinal: usize, ready: bool) -> Value {
+        let status = if ready {
+            json!({"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]})
+        } else {
+            json!({"phase": "Pending"})
+        };
+        json!({"metadata": {"name": format!("db-{ordinal}"), "namespace": "ns",
+            "ownerReferences": [{"kind": "StatefulSet", "uid": "s1", "controller": true}]},
+            "status": status})
+    }
+
+    fn kind_of(o: &StatefulSetOracle, d: Decision<'_>) -> Option<ViolationKind> {
+        o.judge(d, &InFlight::default()).map(|v| v.kind)
+    }
+
+    #[test]
+    fn an_ordinal_created_before_its_predecessor_is_ready_is_caught() {
+        let mut o = StatefulSetOracle::default();
+        o.record_set(None, Some(&set(3, false)));
+        assert_eq!(kind_of(&o, Decision::Create(&pod(0, false))), None);
+        o.record_pod(None, Some(&pod(0, false)));
+        assert_eq!(
+            kind_of(&o, Decision::Create(&pod(1, false))),
+            Some(ViolationKind::OrdinalBeforePredecessorReady)
+        );
+        o.record_pod(Some(&pod(0, false)), Some(&pod(0, true)));
+        assert_eq!(kind_of(&o, Decision::Create(&pod(1, false))), None);
+    }
+
+    #[test]
+    fn parallel_sets_may_create_out_of_order_but_never_delete_a_wanted_ordinal() {
+        let mut o = StatefulSetOracle::default();
+        o.record_set(None, Some(&set(2, true)));
+        assert_eq!(kind_of(&o, Decision::Create(&pod(1, false))), None);
+        o.record_pod(None, Some(&pod(1, false)));
+        o.record_pod(None, Some(&pod(2, true)));
+        assert_eq!(kind_of(&o, Decision::Delete(&pod(2, true))), None);
+        assert_eq!(
+            kind_of(&o, Decision::Delete(&pod(1, false))),
+            Some(ViolationKind::WantedOrdinalDeleted)
+        );
+    }
+}

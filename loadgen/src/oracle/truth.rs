@@ -1,0 +1,99 @@
+//! The ground truth about the sets a stress workload scales, as the server sees them now, in the
+//! shape of [`ReplicaSetTruth`]: what convergence and the liveness verdict are judged on.
+
+use crate::apiserver::server::ApiServer;
+use crate::oracle::ReplicaSetTruth;
+use crate::resource::Resource;
+use crate::scenario::WorkloadKind;
+
+/// The ground truth about the sets the workload scales.
+pub fn truth(server: &ApiServer, kind: WorkloadKind) -> Vec<ReplicaSetTruth> {
+    match kind {
+        WorkloadKind::Replicaset => server.replicaset_truth(),
+        WorkloadKind::Statefulset => server.statefulset_truth(),
+        WorkloadKind::Job => job_truth(server),
+        WorkloadKind::Daemonset => daemonset_truth(server),
+    }
+}
+
+/// A DaemonSet seen as a set: converged when every Node runs exactly one of its live Pods, none
+/// runs elsewhere, and its status says so for its generation.
+fn daemonset_truth(server: &ApiServer) -> Vec<ReplicaSetTruth> {
+    let all_nodes = server.list(Resource::Nodes);
+    let pods = server.list(Resource::Pods);
+    server
+        .list(Resource::DaemonSets)
+        .iter()
+        .map(|ds| {
+            let selector = &ds["spec"]["template"]["spec"]["nodeSelector"];
+            let nodes: Vec<String> = all_nodes
+                .iter()
+                .filter(|n| n["metadata"]["deletionTimestamp"].is_null())
+                .filter(|n| {
+                    selector.as_object().is_none_or(|s| {
+                        s.iter()
+                            .all(|(k, v)| n["metadata"]["labels"][k.as_str()] == *v)
+                    })
+                })
+                .filter_map(|n| n["metadata"]["name"].as_str().map(str::to_string))
+                .collect();
+            let uid = ds["metadata"]["uid"].as_str().unwrap_or("");
+            let placed: Vec<&str> = pods
+                .iter()
+                .filter(|p| {
+                    p["metadata"]["deletionTimestamp"].is_null()
+                        && p["metadata"]["ownerReferences"][0]["uid"] == uid
+                })
+                .filter_map(|p| p["spec"]["nodeName"].as_str())
+                .collect();
+            let exact = placed.len() == nodes.len()
+                && nodes
+                    .iter()
+                    .all(|n| placed.iter().filter(|p| **p == n).count() == 1);
+            let n = nodes.len() as i64;
+            ReplicaSetTruth {
+                namespace: ds["metadata"]["namespace"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+                name: ds["metadata"]["name"].as_str().unwrap_or("").to_string(),
+                generation: ds["metadata"]["generation"].as_i64().unwrap_or(0),
+                spec_replicas: n,
+                live_pods: if exact { n } else { placed.len() as i64 - 1000 },
+                status_replicas: ds["status"]["currentNumberScheduled"]
+                    .as_i64()
+                    .unwrap_or(-1),
+                status_ready_replicas: ds["status"]["numberReady"].as_i64().unwrap_or(-1),
+                observed_generation: ds["status"]["observedGeneration"].as_i64().unwrap_or(0),
+            }
+        })
+        .collect()
+}
+
+/// A Job seen as a set: converged once it is Complete with exactly `completions` successes.
+fn job_truth(server: &ApiServer) -> Vec<ReplicaSetTruth> {
+    server
+        .list(Resource::Jobs)
+        .iter()
+        .map(|j| {
+            let complete = j["status"]["conditions"]
+                .as_array()
+                .is_some_and(|cs| cs.iter().any(|c| c["type"] == "Complete"));
+            let completions = j["spec"]["completions"].as_i64().unwrap_or(1);
+            let succeeded = j["status"]["succeeded"].as_i64().unwrap_or(0);
+            ReplicaSetTruth {
+                namespace: j["metadata"]["namespace"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+                name: j["metadata"]["name"].as_str().unwrap_or("").to_string(),
+                generation: 0,
+                spec_replicas: completions,
+                live_pods: if complete { succeeded } else { -1 },
+                status_replicas: succeeded,
+                status_ready_replicas: succeeded,
+                observed_generation: 0,
+            }
+        })
+        .collect()
+}

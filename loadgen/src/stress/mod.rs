@@ -1,0 +1,561 @@
+//! `loadgen stress`: the simulated API server, `tidemark run` as a separate process against it,
+//! a scenario's workload and faults over time, then convergence and the oracle's verdict.
+
+pub mod compare;
+pub mod managers;
+pub mod mode;
+pub mod phases;
+pub mod report;
+pub mod run_as;
+pub mod summary;
+
+use crate::apiserver::server::{ApiServer, ServerConfig, ServerError, start};
+use crate::apiserver::status::ApiError;
+use crate::faults::request_faults::{ErrorRule, LatencyRule, Match};
+use crate::faults::{Faults, ObjectDelay};
+use crate::oracle::leadership::{same_manager, split_leadership};
+use crate::oracle::node::live_nodes_marked;
+use crate::oracle::{ReplicaSetTruth, Verb, ViolationKind};
+use crate::resource::Resource;
+use crate::scenario::WorkloadKind;
+use crate::scenario::timeline::{Action, Plan};
+use crate::scenario::{FaultKind, FaultWindow, Scenario};
+use crate::stress::managers::{ManagerError, Managers};
+use crate::stress::mode::Mode;
+use crate::stress::report::{FaultEvent, ReportedViolation, StressReport, WriteCounts};
+use crate::workload::{
+    daemonset_manifest_on, job_manifest, replicaset_manifest, statefulset_manifest,
+};
+use std::path::PathBuf;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// How long the manager gets to sync and settle the seeded workload before the scenario starts.
+pub const READY_BOUND: Duration = Duration::from_secs(60);
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct StressOptions {
+    /// The scenario.
+    pub scenario: Scenario,
+    /// Seed of every random choice.
+    pub seed: u64,
+    /// The managers' protections: `on`, `off`, or a consistency mode.
+    pub gate: Mode,
+    /// The `tidemark` binary.
+    pub tidemark: PathBuf,
+    /// Where logs and the manager's summary go.
+    pub work_dir: PathBuf,
+}
+
+/// Why a stress run could not be carried out (as opposed to finding violations).
+#[derive(Debug, thiserror::Error)]
+pub enum StressError {
+    /// The simulated API server did not start.
+    #[error(transparent)]
+    Server(#[from] ServerError),
+    /// Files in the work directory.
+    #[error("work directory: {0}")]
+    Io(#[from] std::io::Error),
+    /// A manager could not be started, or exited before the run ended.
+    #[error(transparent)]
+    Manager(#[from] ManagerError),
+    /// The workload could not be seeded or driven.
+    #[error("workload: {0}")]
+    Workload(#[from] ApiError),
+    /// The manager's identity could not be set up.
+    #[error("identity: {0}")]
+    Identity(#[from] crate::stress::run_as::RunAsError),
+}
+
+/// The `tidemark` beside the running `loadgen` binary (cargo builds and installs both into one
+/// folder), else `tidemark` on `PATH`.
+pub fn default_tidemark() -> PathBuf {
+    crate::sibling::sibling("tidemark")
+}
+
+/// The Lease the managers compete for.
+pub const LEASE: (&str, &str) = ("kube-system", "tidemark");
+
+async fn wait_converged(
+    server: &ApiServer,
+    kind: WorkloadKind,
+    namespace: &str,
+    bound: Duration,
+    managers: &mut Managers,
+) -> Result<Option<Duration>, StressError> {
+    let started = Instant::now();
+    loop {
+        if crate::oracle::truth::truth(server, kind)
+            .iter()
+            .filter(|t| t.namespace == namespace)
+            .all(ReplicaSetTruth::is_converged)
+        {
+            return Ok(Some(started.elapsed()));
+        }
+        if started.elapsed() >= bound {
+            return Ok(None);
+        }
+        managers.check_alive()?;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The manager a `kill-manager` or `pause-manager` fault aims at: `leader` is whoever the Lease
+/// names now (the first manager if none), otherwise an index.
+fn target(server: &ApiServer, managers: &Managers, fault: &FaultWindow) -> usize {
+    match fault.target.as_deref() {
+        Some("leader") | None => server
+            .get(Resource::Leases, LEASE.0, LEASE.1)
+            .and_then(|lease| {
+                lease["spec"]["holderIdentity"]
+                    .as_str()
+                    .and_then(|holder| managers.index_of(holder))
+            })
+            .unwrap_or(0),
+        Some(index) => index.parse().unwrap_or(0),
+    }
+}
+
+fn matching(fault: &FaultWindow) -> Match {
+    Match {
+        verb: fault.verb.clone(),
+        resource: fault.resource.clone(),
+    }
+}
+
+fn apply_fault(server: &ApiServer, fault: &FaultWindow, on: bool) -> String {
+    let faults: &Faults = server.faults();
+    let resource = fault.resource().unwrap_or(Resource::Pods);
+    match (fault.kind, on) {
+        (FaultKind::ObjectWatchDelay, on) => {
+            let (label, value) = (
+                fault.label.clone().unwrap_or_default(),
+                fault.value.clone().unwrap_or_default(),
+            );
+            let millis = if on { fault.millis } else { 0 };
+            faults.set_object_watch_delay(ObjectDelay {
+                resource: resource.plural().into(),
+                label: label.clone(),
+                value: value.clone(),
+                millis,
+            });
+            format!("watch delay {resource} {label}={value} {millis} ms")
+        }
+        (FaultKind::WatchJitter, on) => {
+            let millis = if on { fault.millis } else { 0 };
+            faults.set_watch_jitter(resource, Duration::from_millis(millis));
+            format!("watch jitter {resource} up to {millis} ms")
+        }
+        (FaultKind::StopLeaseRenewal, on) => {
+            for node in &fault.nodes {
+                if on {
+                    server.stop_lease_renewal(node);
+                } else {
+                    server.resume_lease_renewal(node);
+                }
+            }
+            format!(
+                "node Lease renewal {} for {:?}",
+                if on { "stopped" } else { "resumed" },
+                fault.nodes
+            )
+        }
+        (FaultKind::WatchDelay, true) => {
+            faults.set_watch_delay(resource, Duration::from_millis(fault.millis));
+            format!("watch delay {resource} {} ms on", fault.millis)
+        }
+        (FaultKind::WatchDelay, false) => {
+            faults.set_watch_delay(resource, Duration::ZERO);
+            format!("watch delay {resource} off")
+        }
+        (FaultKind::WatchStall, on) => {
+            faults.set_watch_stall(resource, on);
+            format!("watch stall {resource} {}", if on { "on" } else { "off" })
+        }
+        (FaultKind::DropWatches, true) => {
+            faults.drop_watches();
+            "watches dropped".into()
+        }
+        (FaultKind::ExpireWatches, true) => {
+            faults.expire_next_watches(resource, fault.count);
+            format!("next {} {resource} watches get 410", fault.count)
+        }
+        (FaultKind::DropWatches | FaultKind::ExpireWatches, false) => "one-shot fault over".into(),
+        (FaultKind::KillManager | FaultKind::PauseManager, _) => {
+            "manager faults are applied by the driver".into()
+        }
+        (FaultKind::ApiErrors, true) => {
+            faults.requests().add_error(ErrorRule {
+                matching: matching(fault),
+                fraction: fault.fraction,
+                code: fault.code,
+                retry_after_seconds: fault.retry_after_seconds,
+            });
+            format!(
+                "{} on {:.0}% of {:?} {:?} requests",
+                fault.code,
+                fault.fraction * 100.0,
+                fault.verb,
+                fault.resource
+            )
+        }
+        (FaultKind::Latency, true) => {
+            faults.requests().add_latency(LatencyRule {
+                matching: matching(fault),
+                millis: fault.millis,
+            });
+            format!(
+                "{} ms latency on {:?} {:?} requests",
+                fault.millis, fault.verb, fault.resource
+            )
+        }
+        (FaultKind::LoseWriteResponses, true) => {
+            faults.requests().lose_write_responses(fault.fraction);
+            format!("{:.0}% of write responses lost", fault.fraction * 100.0)
+        }
+        (FaultKind::DropWatchesAfter, on) => {
+            faults.set_drop_watches_after(resource, if on { fault.count } else { 0 });
+            match on {
+                true => format!("{resource} watches dropped after {} events", fault.count),
+                false => format!("{resource} watches no longer dropped"),
+            }
+        }
+        (FaultKind::LaggingReplica, true) => {
+            faults.set_lagging_replica(resource, Duration::from_millis(fault.millis));
+            format!(
+                "clients redirected to a replica whose {resource} cache lags {} ms",
+                fault.millis
+            )
+        }
+        (FaultKind::LaggingReplica, false) => {
+            faults.set_lagging_replica(resource, Duration::ZERO);
+            "clients back on the primary".into()
+        }
+        (FaultKind::CorruptObjects, on) => {
+            crate::faults::corrupt::apply(server, resource, fault.count.max(1) as usize, on)
+        }
+        (FaultKind::ApiErrors | FaultKind::Latency | FaultKind::LoseWriteResponses, false) => {
+            faults.requests().clear();
+            "request faults cleared".into()
+        }
+    }
+}
+
+fn reported(server: &ApiServer) -> Vec<ReportedViolation> {
+    server
+        .violations()
+        .into_iter()
+        .map(|v| ReportedViolation {
+            invariant: match v.kind {
+                ViolationKind::OverCreate => "replicaset-no-over-create",
+                ViolationKind::WantedPodDeleted => "replicaset-no-wanted-pod-deleted",
+                ViolationKind::OrdinalBeforePredecessorReady => {
+                    "statefulset-ordinal-after-ready-predecessor"
+                }
+                ViolationKind::WantedOrdinalDeleted => "statefulset-scale-down-highest-ordinals",
+                ViolationKind::JobOverParallelism => "job-at-most-parallelism-active",
+                ViolationKind::JobDuplicateIndex => "job-one-active-pod-per-index",
+                ViolationKind::JobOverCounted => "job-at-most-completions-counted",
+                ViolationKind::DaemonSetTwoPodsOnANode => "daemonset-one-pod-per-node",
+                ViolationKind::DaemonSetNeededPodDeleted => "daemonset-no-needed-pod-deleted",
+                ViolationKind::ActionOnMalformedOwner => "no-action-on-malformed-owner",
+            }
+            .to_string(),
+            object: format!("{}/{}", v.namespace, v.replicaset),
+            revision: v.revision,
+            detail: format!(
+                "pod {} written by {} with {} live and {} more in flight of {} desired at its {}",
+                v.pod,
+                v.user_agent.as_deref().unwrap_or("unknown client"),
+                v.live,
+                v.in_flight,
+                v.desired,
+                if v.at_arrival { "arrival" } else { "commit" }
+            ),
+        })
+        .collect()
+}
+
+fn manager_writes(server: &ApiServer) -> WriteCounts {
+    let mut counts = WriteCounts::default();
+    for w in server.writes() {
+        if !w
+            .user_agent
+            .as_deref()
+            .is_some_and(|a| a.starts_with("tidemark"))
+        {
+            continue;
+        }
+        match w.verb {
+            Verb::Create => counts.create += 1,
+            Verb::Update | Verb::UpdateStatus => counts.update += 1,
+            Verb::Delete => counts.delete += 1,
+        }
+    }
+    counts
+}
+
+fn leader_violations(server: &ApiServer) -> Vec<ReportedViolation> {
+    split_leadership(&server.writes(), LEASE.0, LEASE.1)
+        .into_iter()
+        .map(|v| ReportedViolation {
+            invariant: "leader-single-writer".into(),
+            object: v.object,
+            revision: v.revision,
+            detail: format!(
+                "written by {} while the Lease named {}{}",
+                v.writer,
+                v.holder.as_deref().unwrap_or("nobody"),
+                if v.holder
+                    .as_deref()
+                    .is_some_and(|h| same_manager(h, &v.writer))
+                {
+                    " (a later incarnation of the same manager)"
+                } else {
+                    ""
+                }
+            ),
+        })
+        .collect()
+}
+
+/// Runs a scenario to its verdict.
+pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
+    let scenario = &options.scenario;
+    let run_started = Instant::now();
+    std::fs::create_dir_all(&options.work_dir)?;
+    phases::stress(&options, phases::StressPhase::Starting);
+    let server = start(ServerConfig {
+        kubelet_ready_after: Duration::from_millis(scenario.server.kubelet_ready_after_ms),
+        bookmark_interval: Duration::from_millis(scenario.server.bookmark_interval_ms),
+        node_count: scenario.server.nodes,
+        lease_renew_interval: Duration::from_millis(scenario.server.lease_renew_interval_ms),
+        ..ServerConfig::default()
+    })
+    .await?;
+    server.faults().requests().seed(options.seed);
+    let namespace = scenario.workload.namespace.as_str();
+    let w = &scenario.workload;
+    let plan = crate::scenario::timeline::plan(scenario, options.seed);
+    for i in 0..w.replicasets {
+        let name = w.kind.name(i);
+        let initial = plan.initial[i];
+        let manifest = match w.kind {
+            WorkloadKind::Replicaset => replicaset_manifest(namespace, &name, initial),
+            WorkloadKind::Statefulset => {
+                statefulset_manifest(namespace, &name, initial, w.parallel)
+            }
+            WorkloadKind::Daemonset => {
+                daemonset_manifest_on(namespace, &name, w.node_label.as_deref())
+            }
+            WorkloadKind::Job => job_manifest(
+                namespace,
+                &name,
+                initial,
+                plan.completions[i],
+                w.indexed && i % 2 == 1,
+            ),
+        };
+        server.create(w.kind.resource(), namespace, manifest)?;
+    }
+    if let Some(label) = &w.node_label {
+        crate::scenario::user::label_nodes(&server, label, &plan.node_order, usize::MAX)?;
+    }
+    let identity = crate::stress::run_as::set_up(&server, &options.work_dir)?;
+    let mut managers = Managers::new(
+        &options.tidemark,
+        &identity.kubeconfig,
+        &identity.serving,
+        &scenario.manager,
+        options.gate,
+        &options.work_dir,
+    );
+    if let Err(e) = managers.start_all() {
+        managers.stop_all().await;
+        server.shutdown().await;
+        return Err(e.into());
+    }
+    let result = drive(&options, plan, &server, &mut managers).await;
+    phases::stress(&options, phases::StressPhase::Verdict);
+    let scrape_violations = crate::stress::run_as::scrape(&server, &managers, &identity).await;
+    managers.stop_all().await;
+    let (convergence, faults) = match result {
+        Ok(r) => r,
+        Err(e) => {
+            server.shutdown().await;
+            return Err(e);
+        }
+    };
+    let mut violations = reported(&server);
+    violations.extend(scrape_violations);
+    let (requests, forbidden) = crate::stress::run_as::requests_of(&server, &identity);
+    violations.extend(forbidden);
+    if scenario.manager.leader_elect {
+        violations.extend(leader_violations(&server));
+    }
+    let runs_node_lifecycle = scenario
+        .manager
+        .controllers
+        .as_ref()
+        .is_none_or(|c| c.iter().any(|c| c == "nodelifecycle"));
+    if runs_node_lifecycle {
+        let grace = Duration::from_secs_f64(scenario.manager.node_monitor_grace_seconds.max(0.0));
+        violations.extend(
+            live_nodes_marked(&server.writes(), grace)
+                .into_iter()
+                .map(|v| ReportedViolation {
+                    invariant: "nodelifecycle-no-live-node-marked".into(),
+                    object: v.node,
+                    revision: v.revision,
+                    detail: format!(
+                        "marked by {} {} ms after its Lease was renewed",
+                        v.writer.as_deref().unwrap_or("unknown client"),
+                        v.renewed_ago_ms
+                    ),
+                }),
+        );
+    }
+    let bound = Duration::from_secs_f64(scenario.invariants.convergence_bound_seconds.max(0.0));
+    if convergence.is_none() {
+        let revision = server.current_revision();
+        for rs in crate::oracle::truth::truth(&server, scenario.workload.kind)
+            .iter()
+            .filter(|t| t.namespace == namespace && !t.is_converged())
+        {
+            violations.push(ReportedViolation {
+                invariant: "liveness".into(),
+                object: format!("{}/{}", rs.namespace, rs.name),
+                revision,
+                detail: format!(
+                    "not converged {}s after faults stopped: {} live of {} desired, status {} for generation {} (observed {})",
+                    bound.as_secs_f64(), rs.live_pods, rs.spec_replicas, rs.status_replicas, rs.generation, rs.observed_generation
+                ),
+            });
+        }
+    }
+    let report = StressReport {
+        scenario: scenario.name.clone(),
+        seed: options.seed,
+        gate: options.gate.name().into(),
+        violations,
+        converged: convergence.is_some(),
+        convergence_seconds: convergence.unwrap_or(bound).as_secs_f64(),
+        writes: manager_writes(&server),
+        stale_sync_skips: managers.summed_summary("stale_sync_skips"),
+        live_reads: managers.summed_summary("live_reads"),
+        reconciles: managers.summed_summary("reconciles"),
+        duration_seconds: run_started.elapsed().as_secs_f64(),
+        faults,
+        manager_log: managers.logs(),
+        requests,
+    };
+    phases::stress_done(&options, &report);
+    server.shutdown().await;
+    Ok(report)
+}
+
+/// Applies a fault aimed at a manager process; returns what happened.
+fn apply_manager_fault(
+    server: &ApiServer,
+    managers: &mut Managers,
+    fault: &FaultWindow,
+    on: bool,
+    aimed: &mut Vec<(String, usize)>,
+) -> Result<String, StressError> {
+    let key = format!("{:?}@{}", fault.kind, fault.from_seconds);
+    let index = match aimed.iter().find(|(k, _)| *k == key) {
+        Some((_, i)) => *i,
+        None => {
+            let i = target(server, managers, fault);
+            aimed.push((key, i));
+            i
+        }
+    };
+    Ok(match (fault.kind, on) {
+        (FaultKind::KillManager, true) => {
+            managers.kill(index);
+            format!("manager {index} killed (SIGKILL)")
+        }
+        (FaultKind::KillManager, false) => {
+            managers.start(index)?;
+            format!("manager {index} restarted")
+        }
+        (FaultKind::PauseManager, true) => {
+            managers.pause(index);
+            format!("manager {index} paused (SIGSTOP)")
+        }
+        (FaultKind::PauseManager, false) => {
+            managers.resume(index);
+            format!("manager {index} resumed (SIGCONT)")
+        }
+        _ => apply_fault(server, fault, on),
+    })
+}
+
+async fn drive(
+    options: &StressOptions,
+    plan: Plan,
+    server: &ApiServer,
+    managers: &mut Managers,
+) -> Result<(Option<Duration>, Vec<FaultEvent>), StressError> {
+    let scenario = &options.scenario;
+    let namespace = scenario.workload.namespace.as_str();
+    let kind = scenario.workload.kind;
+    phases::stress(options, phases::StressPhase::Settling);
+    if kind == WorkloadKind::Job {
+        // A Job settles by finishing: the scenario starts while its Jobs run.
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        managers.check_alive()?;
+    } else if wait_converged(server, kind, namespace, READY_BOUND, managers)
+        .await?
+        .is_none()
+    {
+        tracing::warn!("the manager did not settle the seeded workload before the scenario");
+    }
+    let mut user = crate::scenario::user::User::new(server, namespace, plan.pick_seed)
+        .with_nodes(scenario.workload.node_label.clone(), plan.node_order);
+    let mut actions = plan.actions.into_iter().peekable();
+    let mut events = Vec::new();
+    let mut aimed = Vec::new();
+    phases::stress(options, phases::StressPhase::Running);
+    let t0 = Instant::now();
+    while let Some((at, _)) = actions.peek() {
+        let at = *at;
+        tokio::time::sleep_until(t0 + at).await;
+        managers.check_alive()?;
+        while let Some((_, action)) = actions.next_if(|(when, _)| *when <= at) {
+            match action {
+                Action::Scale { name, replicas } => user.scale(kind, &name, replicas)?,
+                Action::Event(event) => {
+                    let what = user.act(&event)?;
+                    tracing::info!(revision = server.current_revision(), %what, "user");
+                    events.push(FaultEvent {
+                        at_seconds: t0.elapsed().as_secs_f64(),
+                        revision: server.current_revision(),
+                        what,
+                    });
+                }
+                Action::Fault { window, on } => {
+                    let what = match window.kind {
+                        FaultKind::KillManager | FaultKind::PauseManager => {
+                            apply_manager_fault(server, managers, &window, on, &mut aimed)?
+                        }
+                        _ => apply_fault(server, &window, on),
+                    };
+                    tracing::info!(revision = server.current_revision(), %what, "fault");
+                    events.push(FaultEvent {
+                        at_seconds: t0.elapsed().as_secs_f64(),
+                        revision: server.current_revision(),
+                        what,
+                    });
+                }
+            }
+        }
+    }
+    tokio::time::sleep_until(t0 + scenario.active_duration()).await;
+    phases::stress(options, phases::StressPhase::Converging);
+    let bound = Duration::from_secs_f64(scenario.invariants.convergence_bound_seconds.max(0.0));
+    let convergence = wait_converged(server, kind, namespace, bound, managers).await?;
+    Ok((convergence, events))
+}
