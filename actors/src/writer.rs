@@ -4,7 +4,7 @@
 use crate::errors::classify;
 use crate::events::{EventRecorder, kcm::Outcome};
 use crate::fence::Fence;
-use crate::paths::collection;
+use crate::paths::{collection, with_server_timeout};
 use crate::rate_limit::TokenBucket;
 use crate::shard_actor::{ShardActor, WriteDone};
 use actix::Addr;
@@ -233,23 +233,6 @@ async fn perform_named(client: &Client, action: &Action, deadline: Option<Durati
         })
         .into(),
     }
-}
-
-/// Adds `timeout=<deadline>` to a request's query, as kube-apiserver reads it.
-pub(crate) fn with_server_timeout(
-    mut request: http::Request<Vec<u8>>,
-    deadline: Option<Duration>,
-) -> http::Request<Vec<u8>> {
-    let Some(deadline) = deadline else {
-        return request;
-    };
-    let millis = deadline.as_millis().max(1);
-    let uri = request.uri().to_string();
-    let separator = if uri.contains('?') { '&' } else { '?' };
-    if let Ok(uri) = format!("{uri}{separator}timeout={millis}ms").parse() {
-        *request.uri_mut() = uri;
-    }
-    request
 }
 
 async fn perform_untimed(

@@ -303,7 +303,7 @@ impl Sink {
     /// Sends `request` under the write deadline, if any.
     async fn send_request(&self, request: http::Request<Vec<u8>>) -> Result<Stored, kube::Error> {
         let deadline = self.options.write_deadline;
-        let request = crate::writer::with_server_timeout(request, deadline);
+        let request = crate::paths::with_server_timeout(request, deadline);
         match deadline {
             None => self.client.request::<Stored>(request).await,
             Some(d) => tokio::time::timeout(
