@@ -14,6 +14,23 @@ pub fn collection(resource: Resource, namespace: Option<&str>) -> String {
     }
 }
 
+/// Adds `timeout=<deadline>` to a request's query, as kube-apiserver reads it.
+pub(crate) fn with_server_timeout(
+    mut request: http::Request<Vec<u8>>,
+    deadline: Option<std::time::Duration>,
+) -> http::Request<Vec<u8>> {
+    let Some(deadline) = deadline else {
+        return request;
+    };
+    let millis = deadline.as_millis().max(1);
+    let uri = request.uri().to_string();
+    let separator = if uri.contains('?') { '&' } else { '?' };
+    if let Ok(uri) = format!("{uri}{separator}timeout={millis}ms").parse() {
+        *request.uri_mut() = uri;
+    }
+    request
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -35,21 +52,4 @@ mod tests {
             "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases"
         );
     }
-}
-
-/// Adds `timeout=<deadline>` to a request's query, as kube-apiserver reads it.
-pub(crate) fn with_server_timeout(
-    mut request: http::Request<Vec<u8>>,
-    deadline: Option<std::time::Duration>,
-) -> http::Request<Vec<u8>> {
-    let Some(deadline) = deadline else {
-        return request;
-    };
-    let millis = deadline.as_millis().max(1);
-    let uri = request.uri().to_string();
-    let separator = if uri.contains('?') { '&' } else { '?' };
-    if let Ok(uri) = format!("{uri}{separator}timeout={millis}ms").parse() {
-        *request.uri_mut() = uri;
-    }
-    request
 }
