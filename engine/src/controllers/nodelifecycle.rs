@@ -216,6 +216,10 @@ impl Reconciler for NodeLifecycleController {
         let stamp = crate::time::format_rfc3339(ctx.unix_secs);
         let mut plan = Plan {
             destructive: true,
+            // "Not renewed" is a claim about the Lease: a live read on a lagging cache must see
+            // the Lease's version, not only the Node's, or a renewal the cache missed goes
+            // unnoticed.
+            rests_on: vec![(Resource::Leases, node.lease_key())],
             ..Plan::default()
         };
         if node.ready != Some(ReadyStatus::Unknown) {
@@ -320,6 +324,11 @@ mod tests {
             )
             .expect("plan");
         assert!(plan.is_destructive(), "marking NotReady needs proof");
+        assert_eq!(
+            plan.rests_on,
+            vec![(Resource::Leases, ObjectKey::new("kube-node-lease", "n1"))],
+            "a live read checks the Lease it judges silent"
+        );
         let Action::UpdateStatus { body, .. } = &plan.steps[0][0] else {
             panic!("status first: {plan:?}");
         };
