@@ -206,6 +206,7 @@ pub async fn start(config: ServerConfig) -> Result<ApiServer, ServerError> {
         (None, None)
     };
     let store = Arc::new(Store::new(config.compaction_window, kubelet_tx));
+    store.set_delivery_allowance(crate::oracle::knowable::DELIVERY_ALLOWANCE);
     let terminations = if config.kubelet_enabled {
         let (tx, rx) = mpsc::unbounded_channel();
         let _ = store.terminations.set(tx);

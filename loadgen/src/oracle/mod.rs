@@ -4,6 +4,7 @@
 pub mod daemonset;
 pub mod in_flight;
 pub mod job;
+pub mod knowable;
 pub mod leadership;
 pub mod malformed;
 pub mod node;
@@ -183,6 +184,9 @@ pub struct Oracle {
     jobs: crate::oracle::job::JobOracle,
     daemonsets: crate::oracle::daemonset::DaemonSetOracle,
     malformed: crate::oracle::malformed::MalformedOwners,
+    /// How long a change of a set's size may take to reach a controller (see
+    /// [`knowable`]); zero judges against the state at arrival alone.
+    delivery_allowance: std::time::Duration,
 }
 
 /// Whether a Node is marked unreachable: `Ready=Unknown`, or the unreachable taint.
@@ -231,11 +235,18 @@ impl Oracle {
         self.in_flight.depart(id);
     }
 
+    /// Lets a decision made on a set's previous size count as fair while the change is younger
+    /// than `allowance` (the real server; the deterministic simulation keeps zero).
+    pub fn set_delivery_allowance(&mut self, allowance: std::time::Duration) {
+        self.delivery_allowance = allowance;
+    }
+
     fn judge(&self, decision: Decision<'_>) -> Vec<Violation> {
         let f = &self.in_flight;
+        let (allowance, at) = (self.delivery_allowance, std::time::Instant::now());
         [
-            self.replicasets.judge(decision, f),
-            self.statefulsets.judge(decision, f),
+            self.replicasets.judge(decision, f, allowance, at),
+            self.statefulsets.judge(decision, f, allowance, at),
             self.jobs.judge(decision, f),
             self.daemonsets.judge(decision, f),
             self.malformed.judge(decision),
@@ -278,8 +289,14 @@ impl Oracle {
         }
         match c.resource {
             Resource::Pods => self.observe_pod(c, obj),
-            Resource::ReplicaSets => self.replicasets.record_set(c.prev, c.new),
-            Resource::StatefulSets => self.statefulsets.record_set(c.prev, c.new),
+            Resource::ReplicaSets => {
+                self.replicasets
+                    .record_set(c.prev, c.new, std::time::Instant::now())
+            }
+            Resource::StatefulSets => {
+                self.statefulsets
+                    .record_set(c.prev, c.new, std::time::Instant::now())
+            }
             Resource::DaemonSets => self.daemonsets.record_set(c.prev, c.new),
             Resource::Nodes => self.daemonsets.record_node(c.prev, c.new),
             Resource::Jobs => {
@@ -593,5 +610,31 @@ mod tests {
         let needed = s.create_arrives();
         s.create_commits(needed, "b");
         assert!(s.kinds().is_empty(), "{:?}", s.oracle.violations());
+    }
+
+    #[test]
+    fn a_create_arriving_moments_after_the_user_scaled_down_is_a_race_the_allowance_forgives() {
+        let mut s = Store::default();
+        s.oracle
+            .set_delivery_allowance(std::time::Duration::from_secs(3600));
+        s.scale(-1, 3);
+        s.create("a");
+        s.create("b");
+        s.scale(3, 2);
+        let id = s.create_arrives();
+        s.create_commits(id, "c");
+        assert!(s.kinds().is_empty(), "{:?}", s.oracle.violations());
+    }
+
+    #[test]
+    fn without_the_allowance_the_same_create_is_counted() {
+        let mut s = Store::default();
+        s.scale(-1, 3);
+        s.create("a");
+        s.create("b");
+        s.scale(3, 2);
+        let id = s.create_arrives();
+        s.create_commits(id, "c");
+        assert_eq!(s.kinds(), [ViolationKind::OverCreate]);
     }
 }

@@ -4,18 +4,20 @@
 //! the state when its request reached the server.
 
 use std::collections::HashMap;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use crate::object::{controller_uid, meta_str};
 use crate::oracle::in_flight::{Decision, InFlight};
+use crate::oracle::knowable::Desired;
 use crate::oracle::{Violation, ViolationKind, desired_replicas};
 
 #[derive(Debug, Clone)]
 struct RsInfo {
     namespace: String,
     name: String,
-    desired: i64,
+    desired: Desired,
 }
 
 /// What the checker knows about every ReplicaSet and its live Pods.
@@ -40,24 +42,29 @@ pub fn live_owner(pod: &Value) -> Option<&str> {
 }
 
 impl ReplicaSetOracle {
-    /// A ReplicaSet was written (`new` absent: deleted).
-    pub fn record_set(&mut self, prev: Option<&Value>, new: Option<&Value>) {
+    /// A ReplicaSet was written at `at` (`new` absent: deleted).
+    pub fn record_set(&mut self, prev: Option<&Value>, new: Option<&Value>, at: Instant) {
         let Some(obj) = new.or(prev) else { return };
         let uid = meta_str(obj, "uid").to_string();
         match new {
             Some(rs) => {
+                // A ReplicaSet being deleted (foreground deletion waits for its Pods) wants
+                // none: removing its Pods is not a violation, creating one is.
+                let size = if rs["metadata"]["deletionTimestamp"].is_null() {
+                    desired_replicas(rs)
+                } else {
+                    0
+                };
+                let desired = match self.sets.get(&uid) {
+                    Some(known) => known.desired.change(size, at),
+                    None => Desired::new(size),
+                };
                 self.sets.insert(
                     uid,
                     RsInfo {
                         namespace: meta_str(rs, "namespace").to_string(),
                         name: meta_str(rs, "name").to_string(),
-                        // A ReplicaSet being deleted (foreground deletion waits for its Pods)
-                        // wants none: removing its Pods is not a violation, creating one is.
-                        desired: if rs["metadata"]["deletionTimestamp"].is_null() {
-                            desired_replicas(rs)
-                        } else {
-                            0
-                        },
+                        desired,
                     },
                 );
             }
@@ -67,16 +74,24 @@ impl ReplicaSetOracle {
         }
     }
 
-    /// What `decision` breaks, judged against the state now and the writes `in_flight`.
-    pub fn judge(&self, decision: Decision<'_>, in_flight: &InFlight) -> Option<Violation> {
+    /// What `decision`, arriving at `at`, breaks, judged against the state now, the writes
+    /// `in_flight`, and the size the set had until less than `allowance` ago.
+    pub fn judge(
+        &self,
+        decision: Decision<'_>,
+        in_flight: &InFlight,
+        allowance: Duration,
+        at: Instant,
+    ) -> Option<Violation> {
         let pod = decision.pod();
         let owner = live_owner(pod)?;
         let rs = self.sets.get(owner)?;
         let live = self.live_pods(owner);
         let coming = in_flight.net_creates(owner);
+        let (fewest, most) = rs.desired.range(allowance, at);
         let (kind, broken) = match decision {
-            Decision::Create(_) => (ViolationKind::OverCreate, live + coming >= rs.desired),
-            Decision::Delete(_) => (ViolationKind::WantedPodDeleted, live + coming <= rs.desired),
+            Decision::Create(_) => (ViolationKind::OverCreate, live + coming >= most),
+            Decision::Delete(_) => (ViolationKind::WantedPodDeleted, live + coming <= fewest),
         };
         broken.then(|| Violation {
             kind,
@@ -85,7 +100,7 @@ impl ReplicaSetOracle {
             replicaset: rs.name.clone(),
             live,
             in_flight: coming,
-            desired: rs.desired,
+            desired: rs.desired.now,
             pod: meta_str(pod, "name").to_string(),
             user_agent: None,
             at_arrival: false,

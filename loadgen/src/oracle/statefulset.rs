@@ -4,15 +4,17 @@
 //! exist: a StatefulSet Pod's name is its ordinal, and names are unique.
 
 use crate::oracle::in_flight::{Decision, InFlight};
+use crate::oracle::knowable::Desired;
 use crate::oracle::{Violation, ViolationKind, pod_is_live};
 use serde_json::Value;
 use std::collections::HashMap;
+use std::time::{Duration, Instant};
 
 #[derive(Debug)]
 struct SetInfo {
     namespace: String,
     name: String,
-    desired: i64,
+    desired: Desired,
     parallel: bool,
 }
 
@@ -45,23 +47,28 @@ fn running_and_ready(pod: &Value) -> bool {
 }
 
 impl StatefulSetOracle {
-    /// A StatefulSet was written (`new` absent: deleted).
-    pub fn record_set(&mut self, prev: Option<&Value>, new: Option<&Value>) {
+    /// A StatefulSet was written at `at` (`new` absent: deleted).
+    pub fn record_set(&mut self, prev: Option<&Value>, new: Option<&Value>, at: Instant) {
         let Some(obj) = new.or(prev) else { return };
         let uid = meta(obj, "uid").to_string();
         match new {
             Some(set) => {
                 let terminating = !set["metadata"]["deletionTimestamp"].is_null();
+                let size = if terminating {
+                    0
+                } else {
+                    set["spec"]["replicas"].as_i64().unwrap_or(1)
+                };
+                let desired = match self.sets.get(&uid) {
+                    Some(known) => known.desired.change(size, at),
+                    None => Desired::new(size),
+                };
                 self.sets.insert(
                     uid,
                     SetInfo {
                         namespace: meta(set, "namespace").to_string(),
                         name: meta(set, "name").to_string(),
-                        desired: if terminating {
-                            0
-                        } else {
-                            set["spec"]["replicas"].as_i64().unwrap_or(1)
-                        },
+                        desired,
                         parallel: set["spec"]["podManagementPolicy"] == "Parallel",
                     },
                 );
@@ -87,8 +94,15 @@ impl StatefulSetOracle {
         Some((uid, set, ordinal))
     }
 
-    /// What `decision` breaks, judged against the state now.
-    pub fn judge(&self, decision: Decision<'_>, _in_flight: &InFlight) -> Option<Violation> {
+    /// What `decision`, arriving at `at`, breaks, judged against the state now (and the size
+    /// the set had until less than `allowance` ago).
+    pub fn judge(
+        &self,
+        decision: Decision<'_>,
+        _in_flight: &InFlight,
+        allowance: Duration,
+        at: Instant,
+    ) -> Option<Violation> {
         let pod = decision.pod();
         let (uid, set, ordinal) = self.placed(pod)?;
         let live = self.live.keys().filter(|(u, _)| u == uid).count() as i64;
@@ -99,7 +113,14 @@ impl StatefulSetOracle {
             }
             Decision::Create(_) => None,
             Decision::Delete(_) => {
-                ((ordinal as i64) < set.desired).then_some(ViolationKind::WantedOrdinalDeleted)
+                let (fewest, _) = set.desired.range(allowance, at);
+                if let Some(ago) = set.desired.changed_within(allowance, at)
+                    && (ordinal as i64) < set.desired.now
+                    && (ordinal as i64) >= fewest
+                {
+                    tracing::info!(set = %set.name, ordinal, ago_ms = ago.as_millis() as u64, "a delete decided on the size the user changed moments before it arrived: a race no controller avoids, not counted");
+                }
+                ((ordinal as i64) < fewest).then_some(ViolationKind::WantedOrdinalDeleted)
             }
         }?;
         Some(Violation {
@@ -109,7 +130,7 @@ impl StatefulSetOracle {
             replicaset: set.name.clone(),
             live,
             in_flight: 0,
-            desired: set.desired,
+            desired: set.desired.now,
             pod: meta(pod, "name").to_string(),
             user_agent: None,
             at_arrival: false,
@@ -155,14 +176,22 @@ mod tests {
             "status": status})
     }
 
+    const ALLOWANCE: Duration = Duration::from_millis(100);
+
     fn kind_of(o: &StatefulSetOracle, d: Decision<'_>) -> Option<ViolationKind> {
-        o.judge(d, &InFlight::default()).map(|v| v.kind)
+        o.judge(d, &InFlight::default(), Duration::ZERO, Instant::now())
+            .map(|v| v.kind)
+    }
+
+    fn kind_at(o: &StatefulSetOracle, d: Decision<'_>, at: Instant) -> Option<ViolationKind> {
+        o.judge(d, &InFlight::default(), ALLOWANCE, at)
+            .map(|v| v.kind)
     }
 
     #[test]
     fn an_ordinal_created_before_its_predecessor_is_ready_is_caught() {
         let mut o = StatefulSetOracle::default();
-        o.record_set(None, Some(&set(3, false)));
+        o.record_set(None, Some(&set(3, false)), Instant::now());
         assert_eq!(kind_of(&o, Decision::Create(&pod(0, false))), None);
         o.record_pod(None, Some(&pod(0, false)));
         assert_eq!(
@@ -176,13 +205,53 @@ mod tests {
     #[test]
     fn parallel_sets_may_create_out_of_order_but_never_delete_a_wanted_ordinal() {
         let mut o = StatefulSetOracle::default();
-        o.record_set(None, Some(&set(2, true)));
+        o.record_set(None, Some(&set(2, true)), Instant::now());
         assert_eq!(kind_of(&o, Decision::Create(&pod(1, false))), None);
         o.record_pod(None, Some(&pod(1, false)));
         o.record_pod(None, Some(&pod(2, true)));
         assert_eq!(kind_of(&o, Decision::Delete(&pod(2, true))), None);
         assert_eq!(
             kind_of(&o, Decision::Delete(&pod(1, false))),
+            Some(ViolationKind::WantedOrdinalDeleted)
+        );
+    }
+
+    #[test]
+    fn a_delete_arriving_moments_after_the_user_scaled_up_is_a_race_not_counted() {
+        let mut o = StatefulSetOracle::default();
+        let t = Instant::now();
+        o.record_set(None, Some(&set(1, false)), t);
+        for ordinal in 0..3 {
+            o.record_pod(None, Some(&pod(ordinal, true)));
+        }
+        o.record_set(Some(&set(1, false)), Some(&set(3, false)), t);
+        let moments_later = t + Duration::from_millis(5);
+        assert_eq!(
+            kind_at(&o, Decision::Delete(&pod(2, true)), moments_later),
+            None
+        );
+        assert_eq!(
+            kind_at(&o, Decision::Delete(&pod(0, true)), moments_later),
+            Some(ViolationKind::WantedOrdinalDeleted),
+            "ordinal 0 was wanted before the change too"
+        );
+    }
+
+    #[test]
+    fn a_delete_arriving_long_after_the_user_scaled_up_is_counted() {
+        let mut o = StatefulSetOracle::default();
+        let t = Instant::now();
+        o.record_set(None, Some(&set(1, false)), t);
+        for ordinal in 0..3 {
+            o.record_pod(None, Some(&pod(ordinal, true)));
+        }
+        o.record_set(Some(&set(1, false)), Some(&set(3, false)), t);
+        assert_eq!(
+            kind_at(
+                &o,
+                Decision::Delete(&pod(2, true)),
+                t + Duration::from_secs(1)
+            ),
             Some(ViolationKind::WantedOrdinalDeleted)
         );
     }

@@ -919,6 +919,12 @@ impl Store {
         self.inner.lock().oracle.depart(id);
     }
 
+    /// Lets the oracle judge a decision made on a set's previous size fair while the change is
+    /// younger than `allowance` (see [`crate::oracle::knowable`]).
+    pub fn set_delivery_allowance(&self, allowance: std::time::Duration) {
+        self.inner.lock().oracle.set_delivery_allowance(allowance);
+    }
+
     /// Every violation the oracle found.
     pub fn violations(&self) -> Vec<Violation> {
         self.inner.lock().oracle.violations().to_vec()
