@@ -34,6 +34,37 @@ pub enum ReconcileError {
         /// Why.
         message: String,
     },
+    /// The reconcile panicked. The shard caught it: that key fails and retries with backoff,
+    /// every other key goes on.
+    #[error("{controller}: reconcile of {key} panicked: {message}")]
+    Panicked {
+        /// The controller.
+        controller: &'static str,
+        /// The key reconciled.
+        key: ObjectKey,
+        /// The panic's message, when it carried one.
+        message: String,
+    },
+}
+
+impl ReconcileError {
+    /// The error for a reconcile of `key` that panicked with `payload`.
+    pub fn panicked(
+        controller: &'static str,
+        key: &ObjectKey,
+        payload: &(dyn std::any::Any + Send),
+    ) -> Self {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".to_string());
+        Self::Panicked {
+            controller,
+            key: key.clone(),
+            message,
+        }
+    }
 }
 
 /// `Ok` when `object` is well formed; otherwise the error that stops `controller` acting on the

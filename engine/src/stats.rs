@@ -14,6 +14,8 @@ pub struct ControllerStats {
     pub reconciles: u64,
     /// Reconciles that returned an error.
     pub reconcile_errors: u64,
+    /// Reconciles that panicked (caught by the shard: counted in `reconcile_errors` too).
+    pub reconcile_panics: u64,
     /// Reconciles that took no action because an object they read is malformed
     /// (`tidemark_malformed_skips_total`).
     pub malformed_skips: u64,
@@ -93,6 +95,7 @@ impl ControllerStats {
             controller,
             reconciles: 0,
             reconcile_errors: 0,
+            reconcile_panics: 0,
             malformed_skips: 0,
             stale_sync_skips: 0,
             stale_sync_skips_by_resource: PerResource::default(),
@@ -156,6 +159,7 @@ impl ControllerStats {
     pub fn merge(&mut self, other: &ControllerStats) {
         self.reconciles += other.reconciles;
         self.reconcile_errors += other.reconcile_errors;
+        self.reconcile_panics += other.reconcile_panics;
         self.stale_sync_skips += other.stale_sync_skips;
         for (resource, n) in other.stale_sync_skips_by_resource.iter() {
             *self.stale_sync_skips_by_resource.get_mut(resource) += n;

@@ -21,6 +21,7 @@
 
 #![deny(missing_docs)]
 
+mod between_requests;
 mod client;
 mod error;
 mod fetch;

@@ -22,6 +22,8 @@ use tokio::task::JoinSet;
 use tokio_rustls::TlsAcceptor;
 use tower::ServiceExt as _;
 
+use crate::between_requests::Requests;
+
 /// The verified client certificate chain of a TLS connection, leaf first; a request
 /// extension, present only when the client sent a certificate the listener's CA signed.
 #[derive(Debug, Clone)]
@@ -39,6 +41,8 @@ pub struct ServeOptions {
     /// them races the client's next request). When set, the protocol is chosen up front (HTTP/2
     /// only when TLS negotiated `h2`), so the deadline runs from the first byte: a client that
     /// sends a few bytes and stops cannot hold the connection while the protocol is guessed.
+    /// On HTTP/2 it closes a connection on which no request has been open for that long (PING
+    /// frames or a HEADERS frame sent a byte at a time do not count).
     pub header_read_timeout: Option<Duration>,
     /// A connection that moves no byte either way for this long is closed (default none): a
     /// client that stops reading its response, or an idle HTTP/2 connection.
@@ -179,6 +183,8 @@ async fn http<S>(
 ) where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
+    let requests = Arc::new(Requests::new());
+    let in_service = requests.clone();
     let service =
         hyper::service::service_fn(move |mut req: http::Request<hyper::body::Incoming>| {
             req.extensions_mut().insert(ConnectInfo(peer));
@@ -186,7 +192,9 @@ async fn http<S>(
                 req.extensions_mut().insert(c.clone());
             }
             let router = router.clone();
+            let requests = in_service.clone();
             async move {
+                let _open = requests.begin();
                 let response = router.oneshot(req.map(axum::body::Body::new)).await;
                 Ok::<_, Infallible>(match response {
                     Ok(r) => r,
@@ -232,15 +240,25 @@ async fn http<S>(
             tracing::debug!(%peer, error = %e, "connection ended with an error");
         }
     };
-    match options.idle_timeout {
-        None => served.await,
-        Some(idle) => {
-            tokio::select! {
-                () = served => {}
-                () = activity.idle_for(idle) => {
-                    tracing::debug!(%peer, idle_ms = idle.as_millis() as u64, "connection idle; closing");
-                }
-            }
+    let idle = async {
+        match options.idle_timeout {
+            Some(idle) => activity.idle_for(idle).await,
+            None => std::future::pending().await,
+        }
+    };
+    let unused = async {
+        match (options.header_read_timeout, protocol) {
+            (Some(deadline), Protocol::Http2) => requests.unused_for(deadline).await,
+            _ => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        () = served => {}
+        () = idle => {
+            tracing::debug!(%peer, "connection idle; closing");
+        }
+        () = unused => {
+            tracing::debug!(%peer, "HTTP/2 connection without a request for the header deadline; closing");
         }
     }
 }
@@ -423,5 +441,82 @@ mod tests {
         client.read_to_string(&mut response).await.expect("read");
         assert!(response.starts_with("HTTP/1.1 200"), "{response}");
         assert!(response.ends_with("ok"), "{response}");
+    }
+
+    /// Serves one accepted connection as HTTP/2 (prior knowledge, as after ALPN `h2`).
+    async fn h2_listener_with(options: ServeOptions) -> SocketAddr {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let router = Router::new().route("/", axum::routing::get(|| async { "ok" }));
+        tokio::spawn(async move {
+            let graceful = GracefulShutdown::new();
+            while let Ok((tcp, peer)) = listener.accept().await {
+                let router = router.clone();
+                let watcher = graceful.watcher();
+                tokio::spawn(http(
+                    tcp,
+                    peer,
+                    None,
+                    Protocol::Http2,
+                    router,
+                    watcher,
+                    options,
+                ));
+            }
+        });
+        addr
+    }
+
+    const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+    const EMPTY_SETTINGS: [u8; 9] = [0, 0, 0, 4, 0, 0, 0, 0, 0];
+    const PING: [u8; 17] = [0, 0, 8, 6, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8];
+
+    /// An HTTP/2 client that never asks for anything but pings every 100 ms for `for_ms`.
+    async fn pinging_without_a_request(addr: SocketAddr, for_ms: u64) -> TcpStream {
+        let mut client = TcpStream::connect(addr).await.expect("connect");
+        client.write_all(PREFACE).await.expect("preface");
+        client.write_all(&EMPTY_SETTINGS).await.expect("settings");
+        for _ in 0..for_ms / 100 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            if client.write_all(&PING).await.is_err() {
+                break;
+            }
+        }
+        client
+    }
+
+    /// Whether the server closed `stream`, reading past whatever frames it sent first.
+    async fn closed_after_frames(stream: &mut TcpStream) -> bool {
+        let mut buf = [0u8; 4096];
+        loop {
+            match tokio::time::timeout(Duration::from_millis(50), stream.read(&mut buf)).await {
+                Ok(Ok(0) | Err(_)) => return true,
+                Ok(Ok(_)) => continue,
+                Err(_) => return false,
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn an_http2_connection_that_only_pings_is_closed_at_the_header_deadline() {
+        let addr = h2_listener_with(ServeOptions {
+            header_read_timeout: Some(Duration::from_millis(300)),
+            idle_timeout: Some(Duration::from_secs(5)),
+            ..ServeOptions::default()
+        })
+        .await;
+        let mut client = pinging_without_a_request(addr, 1000).await;
+        assert!(closed_after_frames(&mut client).await);
+    }
+
+    #[tokio::test]
+    async fn without_a_header_deadline_an_http2_connection_that_pings_stays_open() {
+        let addr = h2_listener_with(ServeOptions {
+            idle_timeout: Some(Duration::from_secs(5)),
+            ..ServeOptions::default()
+        })
+        .await;
+        let mut client = pinging_without_a_request(addr, 1000).await;
+        assert!(!closed_after_frames(&mut client).await);
     }
 }

@@ -272,6 +272,12 @@ impl TidemarkCollector {
             }
         }
         family!(
+            "tidemark_reconcile_panics",
+            "Reconciles that panicked: the shard caught each and retried its key with backoff",
+            MetricType::Counter,
+            |c, m| m.count(&c.reconcile_panics)
+        );
+        family!(
             "tidemark_destructive_held",
             "Destructive plans held back until their key was proven fresh",
             MetricType::Counter,

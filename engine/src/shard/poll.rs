@@ -10,6 +10,7 @@ use crate::action::Plan;
 use crate::key::ObjectKey;
 use crate::live_read::Expected;
 use crate::queue::{Fired, Outcome, ParkTarget, Popped};
+use crate::reconcile_error::ReconcileError;
 use crate::reconciler::Context;
 use crate::resource::Resource;
 use crate::version_map::Freshness;
@@ -169,7 +170,19 @@ impl Shard {
             .record_queue_latency(now.saturating_duration_since(popped.ready_since));
         c.queue.start(&key);
         c.stats.reconciles += 1;
-        let plan = match c.reconciler.reconcile(&key, &self.cache, ctx) {
+        // A reconcile that panics fails its key only; the shard and its other keys go on.
+        let reconciled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            c.reconciler.reconcile(&key, &self.cache, ctx)
+        }))
+        .unwrap_or_else(|payload| {
+            c.stats.reconcile_panics += 1;
+            Err(ReconcileError::panicked(
+                c.reconciler.name(),
+                &key,
+                payload.as_ref(),
+            ))
+        });
+        let plan = match reconciled {
             Err(error) => {
                 c.stats.reconcile_errors += 1;
                 let outcome = settle(&error, &mut c.stats, &mut self.outbox);

@@ -767,3 +767,67 @@ fn a_watermark_quiet_for_too_long_needs_a_new_barrier_even_for_a_proven_key() {
         "no watermark moved for {QUIET_WATERMARK:?}: the cache proves nothing about now: {out:?}"
     );
 }
+
+/// The ReplicaSet controller, except that it panics on the ReplicaSet named `bomb`.
+#[derive(Debug)]
+struct PanicsOnBomb;
+
+impl crate::reconciler::Reconciler for PanicsOnBomb {
+    fn name(&self) -> &'static str {
+        "replicaset"
+    }
+    fn gate_name(&self) -> &'static str {
+        ReplicaSetController.gate_name()
+    }
+    fn primary(&self) -> Resource {
+        ReplicaSetController.primary()
+    }
+    fn reads(&self) -> &'static [Resource] {
+        ReplicaSetController.reads()
+    }
+    fn keys_for(&self, object: &Object, keys: &mut smallvec::SmallVec<[ObjectKey; 2]>) {
+        ReplicaSetController.keys_for(object, keys)
+    }
+    fn reconcile(
+        &self,
+        key: &ObjectKey,
+        cache: &crate::cache::ShardCache,
+        ctx: &Context,
+    ) -> Result<crate::action::Plan, crate::reconciler::ReconcileError> {
+        assert_ne!(key.name(), "bomb", "a reconciler bug");
+        ReplicaSetController.reconcile(key, cache, ctx)
+    }
+}
+
+#[test]
+fn a_reconcile_that_panics_fails_its_key_only_and_retries_with_backoff() {
+    let mut s = Shard::new(
+        ShardId(0),
+        vec![ControllerSpec {
+            reconciler: Box::new(PanicsOnBomb),
+            mode: crate::ConsistencyMode::Tidemark,
+        }],
+    );
+    let now = Instant::now();
+    s.replace(
+        Resource::ReplicaSets,
+        vec![
+            Object::ReplicaSet(replicaset_json("ns", "bomb", 1, 10)),
+            Object::ReplicaSet(replicaset_json("ns", "web", 1, 10)),
+        ],
+        Some(rv(10)),
+        now,
+    );
+    s.replace(Resource::Pods, vec![], Some(rv(10)), now);
+    let ws = writes(&mut s, now);
+    let retried = writes(&mut s, now + Duration::from_secs(60));
+    assert_eq!(creates(&ws), 1, "web still gets its Pod: {ws:?}");
+    assert_eq!(ws[0].owner.name(), "web");
+    assert!(retried.is_empty(), "bomb panics again: {retried:?}");
+    let stats = &s.stats(now)[0];
+    assert_eq!(
+        stats.reconcile_panics, 2,
+        "the key was retried after its backoff"
+    );
+    assert_eq!(stats.reconcile_errors, 2);
+}
