@@ -14,6 +14,8 @@ pub struct BarrierId(pub u64);
 #[derive(Clone, Debug, Default)]
 pub struct Proofs {
     proven: AHashSet<ObjectKey>,
+    /// The seeded bug `proof-never-expires`: nothing is ever forgotten.
+    sticky: bool,
 }
 
 impl Proofs {
@@ -29,12 +31,22 @@ impl Proofs {
 
     /// The key's object is gone or was replaced: a new object starts unproven.
     pub fn forget(&mut self, key: &ObjectKey) {
-        self.proven.remove(key);
+        if !self.sticky {
+            self.proven.remove(key);
+        }
     }
 
     /// Leadership was lost: another manager may have written since, so nothing stays proven.
     pub fn revoke_all(&mut self) {
-        self.proven.clear();
+        if !self.sticky {
+            self.proven.clear();
+        }
+    }
+
+    /// With `sticky`, a proof is never forgotten (the seeded bug `proof-never-expires`).
+    #[cfg(feature = "seeded-bugs")]
+    pub fn never_expire(&mut self, sticky: bool) {
+        self.sticky = sticky;
     }
 
     /// How many keys are proven.

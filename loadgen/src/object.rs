@@ -6,6 +6,22 @@ thread_local! {
     /// A wall clock this thread's writes stamp instead of the system's (Unix seconds): the
     /// deterministic simulation (`sim/`) runs the store on virtual time.
     static WALL_CLOCK: std::cell::Cell<Option<i64>> = const { std::cell::Cell::new(None) };
+    /// A monotonic clock the oracle reads on this thread instead of the system's, for the
+    /// same reason.
+    static MONOTONIC_CLOCK: std::cell::Cell<Option<std::time::Instant>> = const { std::cell::Cell::new(None) };
+}
+
+/// Makes the oracle on this thread read `now` as the monotonic time (`None`: the system's).
+pub fn set_monotonic_clock(now: Option<std::time::Instant>) {
+    MONOTONIC_CLOCK.with(|c| c.set(now));
+}
+
+/// The monotonic time as the oracle reads it: the system's, or the one
+/// [`set_monotonic_clock`] set.
+pub fn monotonic_now() -> std::time::Instant {
+    MONOTONIC_CLOCK
+        .with(std::cell::Cell::get)
+        .unwrap_or_else(std::time::Instant::now)
 }
 
 /// Stamps timestamps written on this thread with `unix_secs` instead of the system clock

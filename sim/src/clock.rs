@@ -31,6 +31,7 @@ impl VirtualClock {
     pub fn advance_to(&mut self, offset: Duration) {
         self.offset = self.offset.max(offset);
         loadgen::object::set_wall_clock(Some(self.unix_secs()));
+        loadgen::object::set_monotonic_clock(Some(self.now()));
     }
 
     /// The monotonic reading passed to the engine as `now`.
@@ -57,5 +58,6 @@ pub struct WallClockGuard;
 impl Drop for WallClockGuard {
     fn drop(&mut self) {
         loadgen::object::set_wall_clock(None);
+        loadgen::object::set_monotonic_clock(None);
     }
 }

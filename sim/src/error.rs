@@ -9,6 +9,9 @@ pub enum SimError {
     /// An unknown consistency mode.
     #[error(transparent)]
     Mode(#[from] tidemark_engine::UnknownMode),
+    /// An unknown seeded bug.
+    #[error(transparent)]
+    Bug(#[from] tidemark_engine::seeded_bug::UnknownBug),
     /// Shards out of range.
     #[error("--shards {0}: between 1 and 4")]
     Shards(usize),

@@ -7,7 +7,7 @@ use crate::trace::Trace;
 use crate::world::{End, Event, Setup, WATCHED, World};
 use loadgen::Violation;
 use std::time::Duration;
-use tidemark_engine::ConsistencyMode;
+use tidemark_engine::{ConsistencyMode, SeededBug};
 
 /// Events after which a run counts as runaway (a scheduler loop, not a result).
 pub const EVENT_BUDGET: u64 = 2_000_000;
@@ -19,6 +19,11 @@ pub struct SimConfig {
     pub seed: u64,
     /// The controllers' protection.
     pub mode: ConsistencyMode,
+    /// An old bug seeded back into the shards.
+    pub bug: Option<SeededBug>,
+    /// The user rescales sets the manager still acts on, and the oracle gives every change of
+    /// a set's size this delivery allowance (virtual time).
+    pub eager_user: Option<Duration>,
     /// Shards (1 to 4); drawn from the seed when `None`.
     pub shards: Option<usize>,
     /// Whether faults are drawn (off: a run with none, to check the harness itself).
@@ -39,6 +44,8 @@ impl SimConfig {
         Self {
             seed,
             mode,
+            bug: None,
+            eager_user: None,
             shards: None,
             faults: true,
             fault_window: Duration::from_secs(30),
@@ -98,12 +105,17 @@ pub fn run(config: &SimConfig) -> Outcome {
     let mut world = World::new(Setup {
         rng,
         mode: config.mode,
+        bug: config.bug,
         shards,
         faults,
         converge_within: config.converge_within,
         trace: Trace::new(config.trace_tail, config.full_trace),
     });
     world.clock.advance_to(Duration::ZERO);
+    if let Some(allowance) = config.eager_user {
+        world.user.eager = true;
+        world.store.set_delivery_allowance(allowance);
+    }
     world.note(format_args!(
         "seed {} mode {} shards {shards}",
         config.seed, config.mode

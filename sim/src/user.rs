@@ -14,6 +14,9 @@ pub const USER_AGENT: &str = "sim-user";
 #[derive(Debug, Default)]
 pub struct User {
     sets: Vec<String>,
+    /// Scales sets the manager still acts on (the oracle then forgives a decision made on the
+    /// previous size within the delivery allowance).
+    pub(crate) eager: bool,
 }
 
 impl World {
@@ -63,7 +66,7 @@ impl World {
             .into_iter()
             .find(|t| t.name == name);
         let settled = truth.as_ref().is_none_or(|t| t.is_converged());
-        if !settled {
+        if !settled && !self.user.eager {
             if self.faults.active(self.now()) {
                 self.after(Duration::from_millis(500), Event::Scale { set, replicas });
             }

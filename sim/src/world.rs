@@ -16,8 +16,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tidemark_engine::{
     Action, BarrierId, ConsistencyMode, ControllerSpec, LiveReadId, ObjectKey, Output,
-    ReplicaSetController, Resource, ResourceVersion, Shard, ShardId, ShardRouter, WriteId,
-    WriteResult,
+    ReplicaSetController, Resource, ResourceVersion, SeededBug, Shard, ShardId, ShardRouter,
+    WriteId, WriteResult,
 };
 
 /// A read the shard asked for (a barrier or a live read), on its way to the server.
@@ -197,6 +197,7 @@ pub struct World {
     pub(crate) store: Store,
     pub(crate) router: ShardRouter,
     pub(crate) mode: ConsistencyMode,
+    pub(crate) bug: Option<SeededBug>,
     pub(crate) shards: Vec<Shard>,
     armed: Vec<Option<Instant>>,
     /// The process generation: bumped by a crash, so answers to a dead process are dropped.
@@ -220,6 +221,8 @@ pub struct Setup {
     pub rng: fastrand::Rng,
     /// Protection mode of the controllers.
     pub mode: ConsistencyMode,
+    /// An old bug the shards are given back.
+    pub bug: Option<SeededBug>,
     /// Number of shards.
     pub shards: usize,
     /// Faults.
@@ -239,7 +242,7 @@ impl World {
         let router = ShardRouter::new(setup.shards);
         let store = Store::new(setup.faults.history, None);
         let shards = (0..setup.shards)
-            .map(|i| Self::build_shard(i, setup.mode, &router))
+            .map(|i| Self::build_shard(i, setup.mode, setup.bug, &router))
             .collect();
         Self {
             rng: setup.rng,
@@ -249,6 +252,7 @@ impl World {
             informers: WATCHED.iter().map(|&r| Informer::new(r, &router)).collect(),
             router,
             mode: setup.mode,
+            bug: setup.bug,
             shards,
             armed: vec![None; setup.shards],
             epoch: 0,
@@ -265,9 +269,18 @@ impl World {
     }
 
     /// A fresh shard as the manager builds it (actors/src/manager.rs `build_shard`).
-    fn build_shard(index: usize, mode: ConsistencyMode, router: &ShardRouter) -> Shard {
+    fn build_shard(
+        index: usize,
+        mode: ConsistencyMode,
+        bug: Option<SeededBug>,
+        router: &ShardRouter,
+    ) -> Shard {
         let specs = vec![ControllerSpec::new(Box::new(ReplicaSetController), mode)];
-        Shard::new(ShardId(index), specs).with_router(router.clone())
+        let shard = Shard::new(ShardId(index), specs).with_router(router.clone());
+        match bug {
+            Some(bug) => shard.with_seeded_bug(bug),
+            None => shard,
+        }
     }
 
     /// Now, as virtual time since the start.
@@ -366,7 +379,7 @@ impl World {
         self.up = false;
         let n = self.shards.len();
         self.shards = (0..n)
-            .map(|i| Self::build_shard(i, self.mode, &self.router))
+            .map(|i| Self::build_shard(i, self.mode, self.bug, &self.router))
             .collect();
         self.armed = vec![None; n];
         for informer in &mut self.informers {

@@ -28,6 +28,7 @@ use crate::queue::Fired;
 use crate::resource::{PerResource, Resource};
 use crate::router::{ShardId, ShardRouter};
 use crate::rv::ResourceVersion;
+use crate::seeded_bug::SeededBug;
 use crate::stats::ControllerStats;
 use controller::{Controller, PendingWrites};
 use std::collections::BTreeMap;
@@ -62,6 +63,8 @@ pub struct Shard {
     /// Destructive work waits until then after a takeover: the previous leader's writes may
     /// still commit until its write deadline has passed.
     destructive_from: Option<Instant>,
+    /// An old bug this shard was told to have (only with the `seeded-bugs` feature).
+    bug: Option<SeededBug>,
 }
 
 impl Shard {
@@ -92,7 +95,18 @@ impl Shard {
             lag_threshold: LAG_THRESHOLD,
             live_reads: LiveReads::default(),
             destructive_from: None,
+            bug: None,
         }
+    }
+
+    /// Gives this shard an old bug back, for the simulation to find.
+    #[cfg(feature = "seeded-bugs")]
+    pub fn with_seeded_bug(mut self, bug: SeededBug) -> Self {
+        self.bug = Some(bug);
+        for c in &mut self.controllers {
+            c.proofs.never_expire(bug == SeededBug::ProofNeverExpires);
+        }
+        self
     }
 
     /// How long a cache may trail what the process knows of the server before destructive
@@ -149,6 +163,9 @@ impl Shard {
     /// lag like any other, whose destructive decisions need a live read, and the controller goes
     /// on.
     pub fn relisting(&mut self, resource: Resource, now: Instant) {
+        if self.bug == Some(SeededBug::RelistKeepsPlans) {
+            return;
+        }
         let since = self.relisting.get_mut(resource);
         if since.is_none() {
             *since = Some(now);
@@ -195,6 +212,9 @@ impl Shard {
     /// learned `lag_threshold` ago or longer, or its watch last delivered a revision that long
     /// after the process knew of it.
     pub fn is_lagging(&self, resource: Resource, now: Instant) -> bool {
+        if self.bug == Some(SeededBug::ProofNeverExpires) {
+            return false;
+        }
         *self.delay.get(resource) >= self.lag_threshold
             || self
                 .known

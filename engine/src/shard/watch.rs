@@ -8,6 +8,7 @@ use crate::key::ObjectKey;
 use crate::object::Object;
 use crate::resource::Resource;
 use crate::rv::ResourceVersion;
+use crate::seeded_bug::SeededBug;
 use smallvec::SmallVec;
 use std::time::{Duration, Instant};
 
@@ -187,6 +188,7 @@ impl Shard {
                 );
                 if let Some(plan) = c.plans.get_mut(&key)
                     && c.mode.is_tidemark()
+                    && self.bug != Some(SeededBug::RelistKeepsPlans)
                     && (uid.is_none()
                         || plan.owner_uid.is_some() && plan.owner_uid != uid
                         || generation.is_some() && generation != plan.generation)

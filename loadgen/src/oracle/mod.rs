@@ -243,7 +243,7 @@ impl Oracle {
 
     fn judge(&self, decision: Decision<'_>) -> Vec<Violation> {
         let f = &self.in_flight;
-        let (allowance, at) = (self.delivery_allowance, std::time::Instant::now());
+        let (allowance, at) = (self.delivery_allowance, crate::object::monotonic_now());
         [
             self.replicasets.judge(decision, f, allowance, at),
             self.statefulsets.judge(decision, f, allowance, at),
@@ -291,11 +291,11 @@ impl Oracle {
             Resource::Pods => self.observe_pod(c, obj),
             Resource::ReplicaSets => {
                 self.replicasets
-                    .record_set(c.prev, c.new, std::time::Instant::now())
+                    .record_set(c.prev, c.new, crate::object::monotonic_now())
             }
             Resource::StatefulSets => {
                 self.statefulsets
-                    .record_set(c.prev, c.new, std::time::Instant::now())
+                    .record_set(c.prev, c.new, crate::object::monotonic_now())
             }
             Resource::DaemonSets => self.daemonsets.record_set(c.prev, c.new),
             Resource::Nodes => self.daemonsets.record_node(c.prev, c.new),

@@ -17,6 +17,13 @@ struct Common {
     /// naive, upstream-1.35, upstream-1.36 or tidemark.
     #[arg(long, default_value = "tidemark")]
     mode: String,
+    /// Give the shards an old bug back: relist-keeps-plans or proof-never-expires.
+    #[arg(long)]
+    bug: Option<String>,
+    /// The user rescales sets the manager still acts on; a decision on the size a change
+    /// replaced less than this many (virtual) milliseconds before it arrived is forgiven.
+    #[arg(long)]
+    eager_user_ms: Option<u64>,
     /// Shards (1 to 4); drawn from the seed when not given.
     #[arg(long)]
     shards: Option<usize>,
@@ -62,6 +69,8 @@ fn config(seed: u64, common: &Common) -> Result<SimConfig, SimError> {
         return Err(SimError::Shards(n));
     }
     let mut config = SimConfig::new(seed, mode);
+    config.bug = common.bug.as_deref().map(str::parse).transpose()?;
+    config.eager_user = common.eager_user_ms.map(std::time::Duration::from_millis);
     config.shards = common.shards;
     config.faults = !common.no_faults;
     config.trace_tail = common.tail;
@@ -133,10 +142,14 @@ fn main() -> ExitCode {
                 report(first);
                 println!("last {} events:", first.tail.len());
                 first.tail.iter().for_each(|line| println!("  {line}"));
-                println!(
-                    "replay: sim run --seed {} --mode {}",
-                    first.seed, first.mode
-                );
+                let mut replay = format!("sim run --seed {} --mode {}", first.seed, first.mode);
+                if let Some(bug) = &common.bug {
+                    replay.push_str(&format!(" --bug {bug}"));
+                }
+                if let Some(ms) = common.eager_user_ms {
+                    replay.push_str(&format!(" --eager-user-ms {ms}"));
+                }
+                println!("replay: {replay}");
             }
             Ok(found.failures == 0)
         }),
