@@ -89,7 +89,9 @@ enum State {
         slot: Option<(ResourceVersion, u64)>,
         since: Instant,
     },
-    Waiting,
+    Waiting {
+        timer: (Instant, u64),
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -126,6 +128,7 @@ pub struct WorkQueue {
     errors: Backoff,
     safety: Backoff,
     stats: QueueStats,
+    events_cut_backoff: bool,
 }
 
 impl Default for WorkQueue {
@@ -147,6 +150,7 @@ impl WorkQueue {
             errors,
             safety,
             stats: QueueStats::default(),
+            events_cut_backoff: false,
         }
     }
 
@@ -180,8 +184,29 @@ impl WorkQueue {
                 state: State::InFlight { dirty },
                 ..
             }) => *dirty = true,
+            Some(entry) if self.events_cut_backoff => {
+                if let State::Waiting { timer } = entry.state {
+                    self.timers.remove(&timer);
+                    entry.state = State::Queued {
+                        since: now,
+                        woken: false,
+                        parked_for: None,
+                    };
+                    self.ready.push_back(key.clone());
+                }
+            }
             Some(_) => {}
         }
+    }
+
+    /// With `cut`, an add of a key waiting out its backoff (or a requeue delay) queues it at once,
+    /// and a key that changed while in flight runs again at once even if it failed: client-go's
+    /// workqueue, which the upstream baselines run. Off (Tidemark's queue), a failing key waits
+    /// out its backoff whatever events arrive, so a storm of events cannot turn it into a hot
+    /// loop.
+    pub fn with_events_cut_backoff(mut self, cut: bool) -> Self {
+        self.events_cut_backoff = cut;
+        self
     }
 
     /// Takes the next ready key. The caller then either [`start`](Self::start)s or
@@ -339,7 +364,9 @@ impl WorkQueue {
         };
         let delay = self.errors.delay(entry.failures);
         entry.failures = entry.failures.saturating_add(1);
-        entry.state = State::Waiting;
+        entry.state = State::Waiting {
+            timer: (now + delay, seq),
+        };
         self.stats.retries += 1;
         self.timers.insert((now + delay, seq), key.clone());
         true
@@ -366,13 +393,15 @@ impl WorkQueue {
                 let delay = self.errors.delay(entry.failures);
                 entry.failures = entry.failures.saturating_add(1);
                 self.stats.retries += 1;
-                Some(delay)
+                // client-go's queue hands a key that changed while in flight out again at once,
+                // failed or not.
+                (!(dirty && self.events_cut_backoff)).then_some(delay)
             }
         };
         match delay {
             Some(after) => {
                 let timer = (now + after, seq);
-                entry.state = State::Waiting;
+                entry.state = State::Waiting { timer };
                 self.timers.insert(timer, key.clone());
             }
             None if dirty => {
@@ -407,7 +436,7 @@ impl WorkQueue {
                     parked_for: None,
                 },
             ) {
-                State::Waiting => {
+                State::Waiting { .. } => {
                     self.ready.push_back(key.clone());
                     fired.push(Fired::Retry(key));
                 }
@@ -611,6 +640,37 @@ mod tests {
         q.fire(due, &mut fired);
         assert_eq!(fired, vec![Fired::Retry(k("a"))]);
         assert!(q.pop().is_some());
+    }
+
+    #[test]
+    fn as_client_go_an_event_cuts_a_failed_keys_backoff_short_and_keeps_its_failures() {
+        let mut q = WorkQueue::default().with_events_cut_backoff(true);
+        let t0 = Instant::now();
+        q.add(&k("a"), t0);
+        let p = q.pop().expect("ready");
+        q.start(&p.key);
+        q.finish(&p.key, Outcome::Failed, t0);
+        assert!(q.pop().is_none(), "backing off");
+        q.add(&k("a"), t0);
+        assert_eq!(
+            q.pop().map(|p| p.key),
+            Some(k("a")),
+            "the event queues it now"
+        );
+        assert_eq!(q.next_deadline(), None, "its backoff timer is gone");
+        assert_eq!(q.failures(&k("a")), 1);
+    }
+
+    #[test]
+    fn as_client_go_a_key_that_changed_while_failing_runs_again_at_once() {
+        let mut q = WorkQueue::default().with_events_cut_backoff(true);
+        let t0 = Instant::now();
+        q.add(&k("a"), t0);
+        let p = q.pop().expect("ready");
+        q.start(&p.key);
+        q.add(&k("a"), t0);
+        q.finish(&p.key, Outcome::Failed, t0);
+        assert_eq!(q.pop().map(|p| p.key), Some(k("a")));
     }
 
     #[test]

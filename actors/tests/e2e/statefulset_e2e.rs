@@ -123,3 +123,90 @@ fn with_the_statefulset_gate_off_an_ordinal_comes_before_its_predecessor_is_read
         );
     });
 }
+
+#[test]
+fn a_template_change_rolls_every_pod_highest_ordinal_first_and_completes_the_status() {
+    with_runtime(|io| async move {
+        let server = start_server(
+            &io,
+            ServerConfig {
+                kubelet_ready_after: Duration::from_millis(100),
+                bookmark_interval: Duration::from_millis(300),
+                ..ServerConfig::default()
+            },
+        )
+        .await
+        .expect("server");
+        server
+            .create(Resource::StatefulSets, DEMO_NAMESPACE, statefulset("db", 3))
+            .expect("seed");
+        let config = ManagerConfig {
+            shards: 2,
+            controllers: vec!["statefulset".into()],
+            qps: 500.0,
+            burst: 500,
+            ..ManagerConfig::default()
+        };
+        let manager = Manager::start(
+            &config,
+            client_for(&server, &io).await.expect("client"),
+            &io,
+        )
+        .expect("manager");
+        assert!(
+            settle(&server, Duration::from_secs(30)).await,
+            "first settle"
+        );
+        let pod_uids = |server: &ApiServer| -> Vec<String> {
+            (0..3)
+                .map(|i| {
+                    server
+                        .get(Resource::Pods, DEMO_NAMESPACE, &format!("db-{i}"))
+                        .map(|p| p["metadata"]["uid"].as_str().unwrap_or("").to_string())
+                        .unwrap_or_default()
+                })
+                .collect()
+        };
+        let before = pod_uids(&server);
+        server
+            .update_with(Resource::StatefulSets, DEMO_NAMESPACE, "db", |s| {
+                s["spec"]["template"]["spec"]["containers"][0]["image"] =
+                    serde_json::json!("registry.k8s.io/pause:3.11");
+            })
+            .expect("set image");
+        let deadline = Instant::now() + Duration::from_secs(40);
+        let mut done = false;
+        while Instant::now() < deadline && !done {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let set = server
+                .get(Resource::StatefulSets, DEMO_NAMESPACE, "db")
+                .expect("set");
+            let status = &set["status"];
+            done = status["currentRevision"] == status["updateRevision"]
+                && status["updatedReplicas"] == 3
+                && status["readyReplicas"] == 3
+                && (0..3).all(|i| {
+                    server
+                        .get(Resource::Pods, DEMO_NAMESPACE, &format!("db-{i}"))
+                        .is_some_and(|p| {
+                            p["spec"]["containers"][0]["image"] == "registry.k8s.io/pause:3.11"
+                                && p["metadata"]["labels"]["controller-revision-hash"]
+                                    == status["updateRevision"]
+                        })
+                });
+        }
+        let after = pod_uids(&server);
+        let violations = server.violations();
+        manager.stop();
+        server.shutdown().await;
+        assert!(
+            done,
+            "every Pod at the update revision and the rollout complete"
+        );
+        assert!(
+            before.iter().zip(&after).all(|(b, a)| b != a),
+            "every Pod was replaced: {before:?} -> {after:?}"
+        );
+        assert!(violations.is_empty(), "{violations:#?}");
+    });
+}

@@ -12,7 +12,9 @@ use crate::reconcile_error::ensure_well_formed;
 use crate::reconciler::{Context, ReconcileError, Reconciler};
 use crate::resource::Resource;
 use crate::template_hash::template_hash;
-use crate::views::statefulset::{ClaimTemplate, StatefulSetStatus, StatefulSetView};
+use crate::views::statefulset::{
+    ClaimTemplate, StatefulSetStatus, StatefulSetView, UpdateStrategy,
+};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use smallvec::SmallVec;
@@ -212,7 +214,7 @@ fn with_status(set: &StatefulSetView, status: &StatefulSetStatus) -> Result<Valu
             ready_replicas: status.ready_replicas,
             current_replicas: status.current_replicas,
             updated_replicas: status.updated_replicas,
-            available_replicas: status.ready_replicas,
+            available_replicas: status.available_replicas,
             observed_generation: status.observed_generation,
             current_revision: status.current_revision.as_deref(),
             update_revision: status.update_revision.as_deref(),
@@ -268,13 +270,20 @@ impl Reconciler for StatefulSetController {
         &self,
         key: &ObjectKey,
         cache: &ShardCache,
-        _ctx: &Context,
+        ctx: &Context,
     ) -> Result<Plan, ReconcileError> {
         let Some(set) = cache.statefulsets.get(key) else {
             return Ok(Plan::default());
         };
         ensure_well_formed(self.name(), set)?;
-        let revision = revision_name(set);
+        let update_revision = revision_name(set);
+        // The revision the Pods below the partition keep: the one the status names, until the
+        // rollout completes (a set without one starts at the update revision).
+        let current_revision = set
+            .status
+            .current_revision
+            .clone()
+            .unwrap_or_else(|| update_revision.clone());
         let mut pods: BTreeMap<usize, &PodView> = BTreeMap::new();
         for pod in cache.pods.owned_by(&set.uid) {
             ensure_well_formed(self.name(), pod)?;
@@ -283,77 +292,40 @@ impl Reconciler for StatefulSetController {
             }
         }
         let wanted = set.wanted();
-        let condemned = || {
-            pods.range(..wanted.start)
-                .chain(pods.range(wanted.end..))
-                .map(|(_, p)| *p)
+        let condemned: Vec<&PodView> = pods
+            .range(..wanted.start)
+            .chain(pods.range(wanted.end..))
+            .map(|(_, p)| *p)
+            .collect();
+        let revisions = Revisions {
+            current: &current_revision,
+            update: &update_revision,
         };
         let mut plan = Plan::default();
-        if set.status.update_revision.as_deref() != Some(revision.as_str()) {
-            plan.steps.push(vec![revision_object(set, &revision)?]);
+        if set.status.update_revision.as_deref() != Some(update_revision.as_str()) {
+            plan.steps
+                .push(vec![revision_object(set, &update_revision)?]);
         }
         if !set.terminating {
-            if set.parallel {
-                let missing: Vec<usize> = wanted
-                    .clone()
-                    .filter(|i| !pods.contains_key(i))
-                    .take(BURST_REPLICAS)
-                    .collect();
-                let mut claim_step = Vec::new();
-                for &i in &missing {
-                    claim_step.extend(claims(set, i)?);
-                }
-                plan.steps.push(claim_step);
-                let creates: Result<Vec<Action>, _> = missing
-                    .iter()
-                    .map(|&i| pod_for(set, i, &revision))
-                    .collect();
-                plan.steps.push(creates?);
-                let mut doomed: Vec<&PodView> = condemned().filter(|p| !p.terminating).collect();
-                doomed.reverse();
-                plan.steps.push(doomed.into_iter().map(delete).collect());
+            let replicas_settled = if set.parallel {
+                burst_replicas(set, &pods, &condemned, revisions, &mut plan)?;
+                true
             } else {
-                let mut blocked = false;
-                for ordinal in wanted.clone() {
-                    match pods.get(&ordinal) {
-                        None => {
-                            plan.steps.push(claims(set, ordinal)?);
-                            plan.steps.push(vec![pod_for(set, ordinal, &revision)?]);
-                            blocked = true;
-                            break;
-                        }
-                        Some(pod) if !running_and_ready(pod) => {
-                            blocked = true;
-                            break;
-                        }
-                        Some(_) => {}
-                    }
-                }
-                let condemned_terminating = condemned().any(|p| p.terminating);
-                // The highest condemned ordinal goes first, as upstream.
-                if !blocked
-                    && !condemned_terminating
-                    && let Some(highest) = condemned().max_by_key(|p| set.ordinal_of(p.key.name()))
-                {
-                    plan.steps.push(vec![delete(highest)]);
+                ordered_replicas(set, &pods, &condemned, revisions, &mut plan)?
+            };
+            if replicas_settled
+                && let UpdateStrategy::RollingUpdate { partition, .. } = set.update_strategy
+            {
+                let doomed = rolling_update(set, &pods, partition, &update_revision, ctx.unix_secs);
+                if !doomed.is_empty() {
+                    plan.steps.push(doomed.into_iter().map(delete).collect());
                 }
             }
+            if let Some(wait) = availability_wait(set, &pods, ctx.unix_secs) {
+                plan.requeue_after = Some(wait);
+            }
         }
-        let live: Vec<&PodView> = pods.values().copied().filter(|p| !p.terminating).collect();
-        let updated = live
-            .iter()
-            .filter(|p| p.labels.get(REVISION_LABEL) == Some(revision.as_str()))
-            .count();
-        let status = StatefulSetStatus {
-            replicas: i32::try_from(live.len()).unwrap_or(i32::MAX),
-            ready_replicas: i32::try_from(live.iter().filter(|p| running_and_ready(p)).count())
-                .unwrap_or(i32::MAX),
-            current_replicas: i32::try_from(updated).unwrap_or(i32::MAX),
-            updated_replicas: i32::try_from(updated).unwrap_or(i32::MAX),
-            observed_generation: set.generation,
-            current_revision: Some(revision.clone()),
-            update_revision: Some(revision),
-        };
+        let status = status_of(set, &pods, revisions, ctx.unix_secs);
         if status != set.status {
             plan.steps.push(vec![Action::UpdateStatus {
                 resource: Resource::StatefulSets,
@@ -363,6 +335,231 @@ impl Reconciler for StatefulSetController {
         }
         Ok(plan)
     }
+}
+
+/// The current and update revisions' names.
+#[derive(Clone, Copy)]
+struct Revisions<'a> {
+    current: &'a str,
+    update: &'a str,
+}
+
+/// Whether `pod` is Running, Ready and not terminating.
+fn healthy(pod: &PodView) -> bool {
+    running_and_ready(pod)
+}
+
+/// Whether `pod` has been ready for `spec.minReadySeconds` at `now` (Unix seconds).
+fn available(set: &StatefulSetView, pod: &PodView, now: i64) -> bool {
+    running_and_ready(pod)
+        && (set.min_ready_seconds <= 0
+            || pod
+                .ready_since
+                .is_some_and(|since| since + i64::from(set.min_ready_seconds) <= now))
+}
+
+/// How long until a ready Pod becomes available, when one is waiting for `minReadySeconds`.
+fn availability_wait(
+    set: &StatefulSetView,
+    pods: &BTreeMap<usize, &PodView>,
+    now: i64,
+) -> Option<std::time::Duration> {
+    if set.min_ready_seconds <= 0 {
+        return None;
+    }
+    pods.values()
+        .filter(|p| running_and_ready(p) && !available(set, p, now))
+        .filter_map(|p| p.ready_since)
+        .map(|since| since + i64::from(set.min_ready_seconds) - now)
+        .min()
+        .map(|secs| std::time::Duration::from_secs(u64::try_from(secs.max(1)).unwrap_or(1)))
+}
+
+/// Whether `pod` finished (upstream deletes it so its ordinal is created again).
+fn finished(pod: &PodView) -> bool {
+    matches!(pod.phase, PodPhase::Failed | PodPhase::Succeeded)
+}
+
+/// A missing `ordinal`'s claims and Pod, at the revision upstream picks: the current revision
+/// below the partition of a rolling update, the update revision otherwise.
+fn replacement(
+    set: &StatefulSetView,
+    ordinal: usize,
+    revisions: Revisions<'_>,
+) -> Result<Vec<Vec<Action>>, ReconcileError> {
+    let index = ordinal.saturating_sub(usize::try_from(set.start_ordinal.max(0)).unwrap_or(0));
+    let below_partition = match set.update_strategy {
+        UpdateStrategy::RollingUpdate { partition, .. } => {
+            index < usize::try_from(partition.max(0)).unwrap_or(0)
+        }
+        UpdateStrategy::OnDelete => false,
+    };
+    if below_partition && revisions.current != revisions.update {
+        return Err(ReconcileError::Unbuildable {
+            controller: "statefulset",
+            key: set.key.clone(),
+            message: format!(
+                "ordinal {ordinal} is below the partition and must come back at the current \
+                 revision {}, whose template is not cached (ControllerRevisions are not watched)",
+                revisions.current
+            ),
+        });
+    }
+    Ok(vec![
+        claims(set, ordinal)?,
+        vec![pod_for(set, ordinal, revisions.update)?],
+    ])
+}
+
+/// `OrderedReady`: the first wanted ordinal that is missing is created (and nothing after it),
+/// a finished Pod is deleted to be created again, an unhealthy one blocks; then the highest
+/// condemned ordinal goes, one at a time. True when every wanted Pod is healthy and nothing is
+/// condemned: a rolling update may go on.
+fn ordered_replicas<'a>(
+    set: &StatefulSetView,
+    pods: &BTreeMap<usize, &'a PodView>,
+    condemned: &[&'a PodView],
+    revisions: Revisions<'_>,
+    plan: &mut Plan,
+) -> Result<bool, ReconcileError> {
+    for ordinal in set.wanted() {
+        match pods.get(&ordinal) {
+            None => {
+                plan.steps.extend(replacement(set, ordinal, revisions)?);
+                return Ok(false);
+            }
+            Some(pod) if finished(pod) => {
+                if !pod.terminating {
+                    plan.steps.push(vec![delete(pod)]);
+                }
+                return Ok(false);
+            }
+            Some(pod) if !healthy(pod) => return Ok(false),
+            Some(_) => {}
+        }
+    }
+    if condemned.iter().any(|p| p.terminating) {
+        return Ok(false);
+    }
+    // The highest condemned ordinal goes first, as upstream.
+    match condemned
+        .iter()
+        .max_by_key(|p| set.ordinal_of(p.key.name()))
+    {
+        Some(highest) => {
+            plan.steps.push(vec![delete(highest)]);
+            Ok(false)
+        }
+        None => Ok(true),
+    }
+}
+
+/// `Parallel`: every missing wanted ordinal at once (up to [`BURST_REPLICAS`]), finished Pods
+/// deleted, every condemned Pod deleted, highest first.
+fn burst_replicas<'a>(
+    set: &StatefulSetView,
+    pods: &BTreeMap<usize, &'a PodView>,
+    condemned: &[&'a PodView],
+    revisions: Revisions<'_>,
+    plan: &mut Plan,
+) -> Result<(), ReconcileError> {
+    let missing: Vec<usize> = set
+        .wanted()
+        .filter(|i| !pods.contains_key(i))
+        .take(BURST_REPLICAS)
+        .collect();
+    let mut claim_step = Vec::new();
+    let mut creates = Vec::new();
+    for &i in &missing {
+        let mut steps = replacement(set, i, revisions)?.into_iter();
+        claim_step.extend(steps.next().unwrap_or_default());
+        creates.extend(steps.flatten());
+    }
+    plan.steps.push(claim_step);
+    plan.steps.push(creates);
+    let finished_pods: Vec<Action> = set
+        .wanted()
+        .filter_map(|i| pods.get(&i))
+        .filter(|p| finished(p) && !p.terminating)
+        .map(|p| delete(p))
+        .collect();
+    plan.steps.push(finished_pods);
+    let mut doomed: Vec<&PodView> = condemned
+        .iter()
+        .copied()
+        .filter(|p| !p.terminating)
+        .collect();
+    doomed.reverse();
+    plan.steps.push(doomed.into_iter().map(delete).collect());
+    Ok(())
+}
+
+/// The Pods a rolling update deletes now (upstream v1.36 with `MaxUnavailableStatefulSet`, on
+/// by default): with `u` of the wanted Pods unavailable (missing ones count), at most
+/// `maxUnavailable - u` Pods at or above the partition that are not at the update revision,
+/// highest first. A terminating Pod counts as unavailable here (upstream counts it while it
+/// still reports ready), which never lets more than `maxUnavailable` be down at once.
+fn rolling_update<'a>(
+    set: &StatefulSetView,
+    pods: &BTreeMap<usize, &'a PodView>,
+    partition: i32,
+    update_revision: &str,
+    now: i64,
+) -> Vec<&'a PodView> {
+    let wanted = set.wanted();
+    let unavailable = wanted
+        .clone()
+        .filter(|i| pods.get(i).is_none_or(|p| !available(set, p, now)))
+        .count();
+    let allowed = set.max_unavailable();
+    if unavailable > allowed {
+        return Vec::new();
+    }
+    let first = wanted.start + usize::try_from(partition.max(0)).unwrap_or(0);
+    wanted
+        .rev()
+        .take_while(|i| *i >= first)
+        .filter_map(|i| pods.get(&i).copied())
+        .filter(|p| p.labels.get(REVISION_LABEL) != Some(update_revision) && !p.terminating)
+        .take(allowed - unavailable)
+        .collect()
+}
+
+/// The status upstream computes: every Pod created counts in `replicas`, running and ready ones
+/// in `readyReplicas` (and `availableReplicas` once ready for `minReadySeconds`), live ones by
+/// revision in `currentReplicas` and `updatedReplicas`; a rolling update whose Pods are all
+/// updated and ready makes the update revision current.
+fn status_of(
+    set: &StatefulSetView,
+    pods: &BTreeMap<usize, &PodView>,
+    revisions: Revisions<'_>,
+    now: i64,
+) -> StatefulSetStatus {
+    let count = |f: &dyn Fn(&PodView) -> bool| {
+        i32::try_from(pods.values().filter(|p| f(p)).count()).unwrap_or(i32::MAX)
+    };
+    fn at(revision: &str) -> impl Fn(&PodView) -> bool + '_ {
+        move |p: &PodView| !p.terminating && p.labels.get(REVISION_LABEL) == Some(revision)
+    }
+    let mut status = StatefulSetStatus {
+        replicas: count(&|_| true),
+        ready_replicas: count(&|p| running_and_ready(p)),
+        available_replicas: count(&|p| available(set, p, now)),
+        current_replicas: count(&at(revisions.current)),
+        updated_replicas: count(&at(revisions.update)),
+        observed_generation: set.generation,
+        current_revision: Some(revisions.current.to_string()),
+        update_revision: Some(revisions.update.to_string()),
+    };
+    let rolling = matches!(set.update_strategy, UpdateStrategy::RollingUpdate { .. });
+    if rolling
+        && status.updated_replicas == status.replicas
+        && status.ready_replicas == status.replicas
+    {
+        status.current_replicas = status.updated_replicas;
+        status.current_revision = status.update_revision.clone();
+    }
+    status
 }
 
 #[cfg(test)]
@@ -388,12 +585,26 @@ mod tests {
         .expect("set")
     }
 
+    /// A Pod of `set` at its update revision.
     fn pod(set: &StatefulSetView, ordinal: usize, ready: bool, terminating: bool) -> PodView {
+        pod_at(set, ordinal, ready, terminating, &revision_name(set))
+    }
+
+    fn pod_at(
+        set: &StatefulSetView,
+        ordinal: usize,
+        ready: bool,
+        terminating: bool,
+        revision: &str,
+    ) -> PodView {
         PodView {
             key: ObjectKey::new("ns", format!("db-{ordinal}")),
             uid: Uid::new(format!("uid-db-{ordinal}")),
             resource_version: None,
-            labels: Labels::default(),
+            labels: Labels::from_map(BTreeMap::from([(
+                REVISION_LABEL.to_string(),
+                revision.to_string(),
+            )])),
             controller: Some(OwnerRef {
                 kind: "StatefulSet".into(),
                 name: "db".into(),
@@ -579,5 +790,143 @@ mod tests {
         assert_eq!(revision, Some(revision_name(&s)));
         assert_eq!(revision_name(&s), revision_name(&set(1, false)), "stable");
         assert!(revision_name(&s).starts_with("db-"));
+    }
+
+    /// `set` with `strategy` as its `spec.updateStrategy`, its status naming `current` as the
+    /// current revision.
+    fn rolling(
+        replicas: i32,
+        parallel: bool,
+        strategy: serde_json::Value,
+        current: &str,
+    ) -> StatefulSetView {
+        let mut value = (*set(replicas, parallel).raw).clone();
+        value["spec"]["updateStrategy"] = strategy;
+        value["status"] = json!({"currentRevision": current, "updateRevision": current});
+        StatefulSetView::from_value(value).expect("set")
+    }
+
+    const OLD: &str = "db-old";
+
+    #[test]
+    fn a_template_change_replaces_the_highest_outdated_pod_first_and_one_at_a_time() {
+        let s = rolling(3, false, json!({"type": "RollingUpdate"}), OLD);
+        let pods = (0..3).map(|i| pod_at(&s, i, true, false, OLD)).collect();
+        let p = plan(&s, pods);
+        assert_eq!(deleted(&p), vec!["db-2"]);
+        let waiting = plan(
+            &s,
+            vec![
+                pod_at(&s, 0, true, false, OLD),
+                pod_at(&s, 1, true, false, OLD),
+                pod_at(&s, 2, true, true, OLD),
+            ],
+        );
+        assert!(
+            deleted(&waiting).is_empty(),
+            "waits for db-2 to go: {waiting:?}"
+        );
+        let recreated = plan(
+            &s,
+            vec![
+                pod_at(&s, 0, true, false, OLD),
+                pod_at(&s, 1, true, false, OLD),
+            ],
+        );
+        assert_eq!(created_pods(&recreated), vec!["db-2"]);
+        let next = plan(
+            &s,
+            vec![
+                pod_at(&s, 0, true, false, OLD),
+                pod_at(&s, 1, true, false, OLD),
+                pod(&s, 2, true, false),
+            ],
+        );
+        assert_eq!(deleted(&next), vec!["db-1"]);
+    }
+
+    #[test]
+    fn pods_below_the_partition_keep_their_revision() {
+        let s = rolling(
+            3,
+            false,
+            json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 2}}),
+            OLD,
+        );
+        let p = plan(
+            &s,
+            vec![
+                pod_at(&s, 0, true, false, OLD),
+                pod_at(&s, 1, true, false, OLD),
+                pod(&s, 2, true, false),
+            ],
+        );
+        assert!(deleted(&p).is_empty(), "{p:?}");
+    }
+
+    #[test]
+    fn max_unavailable_replaces_that_many_at_once_counting_the_unavailable() {
+        let s = rolling(
+            4,
+            true,
+            json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 2}}),
+            OLD,
+        );
+        let all_ready = (0..4).map(|i| pod_at(&s, i, true, false, OLD)).collect();
+        assert_eq!(deleted(&plan(&s, all_ready)), vec!["db-3", "db-2"]);
+        let one_down = vec![
+            pod_at(&s, 0, true, false, OLD),
+            pod_at(&s, 1, true, false, OLD),
+            pod_at(&s, 2, false, false, OLD),
+            pod(&s, 3, true, false),
+        ];
+        assert_eq!(deleted(&plan(&s, one_down)), vec!["db-2"]);
+    }
+
+    #[test]
+    fn on_delete_replaces_nothing_by_itself() {
+        let s = rolling(2, false, json!({"type": "OnDelete"}), OLD);
+        let pods = (0..2).map(|i| pod_at(&s, i, true, false, OLD)).collect();
+        let p = plan(&s, pods);
+        assert!(deleted(&p).is_empty(), "{p:?}");
+    }
+
+    #[test]
+    fn status_reports_the_rollout_and_completes_it_when_every_pod_is_updated_and_ready() {
+        let s = rolling(2, false, json!({"type": "RollingUpdate"}), OLD);
+        let status = |p: &Plan| {
+            p.steps
+                .iter()
+                .flatten()
+                .find_map(|a| match a {
+                    Action::UpdateStatus { body, .. } => Some(body["status"].clone()),
+                    _ => None,
+                })
+                .expect("a status write")
+        };
+        let midway = plan(
+            &s,
+            vec![pod_at(&s, 0, true, false, OLD), pod(&s, 1, true, false)],
+        );
+        let st = status(&midway);
+        assert_eq!(st["currentRevision"], OLD);
+        assert_eq!(st["updateRevision"], revision_name(&s).as_str());
+        assert_eq!(
+            (st["currentReplicas"].clone(), st["updatedReplicas"].clone()),
+            (json!(1), json!(1))
+        );
+        let done = plan(&s, vec![pod(&s, 0, true, false), pod(&s, 1, true, false)]);
+        let st = status(&done);
+        assert_eq!(st["currentRevision"], revision_name(&s).as_str());
+        assert_eq!(st["currentReplicas"], 2);
+    }
+
+    #[test]
+    fn a_failed_pod_is_deleted_to_be_created_again() {
+        let s = set(2, false);
+        let mut failed = pod(&s, 1, false, false);
+        failed.phase = PodPhase::Failed;
+        let p = plan(&s, vec![pod(&s, 0, true, false), failed]);
+        assert_eq!(deleted(&p), vec!["db-1"]);
     }
 }

@@ -114,7 +114,7 @@ impl Controller {
             mode: spec.mode,
             expectations: Expectations::default(),
             verified: AHashMap::new(),
-            queue: WorkQueue::default(),
+            queue: WorkQueue::default().with_events_cut_backoff(!spec.mode.is_tidemark()),
             versions: VersionMap::default(),
             plans: AHashMap::new(),
             proofs: Proofs::default(),

@@ -6,7 +6,7 @@ use crate::labels::LabelSelector;
 use crate::pod_template::PodTemplate;
 use crate::resource::Resource;
 use crate::rv::ResourceVersion;
-use crate::views::checked::{Checker, Field};
+use crate::views::checked::{Checker, Field, IntOrPercent};
 use crate::views::malformed::Malformed;
 use crate::views::malformed::projection;
 use crate::views::meta::{DecodeError, parse_json, read_meta};
@@ -21,6 +21,8 @@ pub struct StatefulSetStatus {
     pub replicas: i32,
     /// status.readyReplicas.
     pub ready_replicas: i32,
+    /// status.availableReplicas.
+    pub available_replicas: i32,
     /// status.currentReplicas.
     pub current_replicas: i32,
     /// status.updatedReplicas.
@@ -42,6 +44,23 @@ pub struct ClaimTemplate {
     pub labels: BTreeMap<String, String>,
     /// spec, passed through to the claims.
     pub spec: Map<String, Value>,
+}
+
+/// `spec.updateStrategy`: how Pods not at the update revision are replaced.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum UpdateStrategy {
+    /// `RollingUpdate` (the default): Pods at or above `partition` (an index from the first
+    /// ordinal) not at the update revision are deleted from the highest down, at most
+    /// `max_unavailable` unavailable at once, and come back at the update revision.
+    RollingUpdate {
+        /// `rollingUpdate.partition` (default 0).
+        partition: i32,
+        /// `rollingUpdate.maxUnavailable` (default 1; a percentage of `spec.replicas`, rounded
+        /// up, never below 1).
+        max_unavailable: IntOrPercent,
+    },
+    /// `OnDelete`: Pods are replaced only when someone deletes them.
+    OnDelete,
 }
 
 /// A StatefulSet.
@@ -69,6 +88,10 @@ pub struct StatefulSetView {
     pub template: Arc<PodTemplate>,
     /// spec.volumeClaimTemplates.
     pub claim_templates: Arc<[ClaimTemplate]>,
+    /// spec.updateStrategy.
+    pub update_strategy: UpdateStrategy,
+    /// spec.minReadySeconds: how long a Pod must have been ready to count as available.
+    pub min_ready_seconds: i32,
     /// metadata.deletionTimestamp is set.
     pub terminating: bool,
     /// The current status.
@@ -132,13 +155,30 @@ impl StatefulSetView {
                 });
             }
         }
-        spec.get(&mut c, "updateStrategy.type")
-            .one_of(&mut c, &["RollingUpdate", "OnDelete"]);
-        spec.get(&mut c, "updateStrategy.rollingUpdate.partition")
-            .int32(&mut c, 0);
-        spec.get(&mut c, "updateStrategy.rollingUpdate.maxUnavailable")
-            .int_or_percent(&mut c);
-        spec.get(&mut c, "minReadySeconds").int32(&mut c, 0);
+        let on_delete = spec
+            .get(&mut c, "updateStrategy.type")
+            .one_of(&mut c, &["RollingUpdate", "OnDelete"])
+            == Some("OnDelete");
+        let partition = spec
+            .get(&mut c, "updateStrategy.rollingUpdate.partition")
+            .int32(&mut c, 0)
+            .unwrap_or(0);
+        let max_unavailable = spec
+            .get(&mut c, "updateStrategy.rollingUpdate.maxUnavailable")
+            .int_or_percent(&mut c)
+            .unwrap_or(IntOrPercent::Int(1));
+        let update_strategy = if on_delete {
+            UpdateStrategy::OnDelete
+        } else {
+            UpdateStrategy::RollingUpdate {
+                partition,
+                max_unavailable,
+            }
+        };
+        let min_ready_seconds = spec
+            .get(&mut c, "minReadySeconds")
+            .int32(&mut c, 0)
+            .unwrap_or(0);
         let status = root.get(&mut c, "status");
         let mut count = |name: &str| status.get(&mut c, name).int32(&mut c, 0).unwrap_or(0);
         let (replicas_now, ready, current, updated) = (
@@ -147,7 +187,7 @@ impl StatefulSetView {
             count("currentReplicas"),
             count("updatedReplicas"),
         );
-        count("availableReplicas");
+        let available = count("availableReplicas");
         let observed_generation = status
             .get(&mut c, "observedGeneration")
             .int64(&mut c, 0)
@@ -167,10 +207,13 @@ impl StatefulSetView {
             selector,
             template: Arc::new(template),
             claim_templates: claim_templates.into(),
+            update_strategy,
+            min_ready_seconds,
             terminating: meta.terminating,
             status: StatefulSetStatus {
                 replicas: replicas_now,
                 ready_replicas: ready,
+                available_replicas: available,
                 current_replicas: current,
                 updated_replicas: updated,
                 observed_generation,
@@ -196,6 +239,18 @@ impl StatefulSetView {
         }
         let n = digits.parse::<i32>().ok()?;
         usize::try_from(n).ok()
+    }
+
+    /// How many of the wanted Pods may be unavailable while a rolling update replaces them.
+    pub fn max_unavailable(&self) -> usize {
+        match self.update_strategy {
+            UpdateStrategy::RollingUpdate {
+                max_unavailable, ..
+            } => max_unavailable
+                .scaled(usize::try_from(self.replicas.max(0)).unwrap_or(0))
+                .max(1),
+            UpdateStrategy::OnDelete => 1,
+        }
     }
 
     /// The ordinals the set wants: `start..start+replicas`, ending at int32's end (the last

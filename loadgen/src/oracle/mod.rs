@@ -73,8 +73,12 @@ pub enum ViolationKind {
     WantedPodDeleted,
     /// An OrderedReady StatefulSet's Pod was created before its predecessor was Running and Ready.
     OrdinalBeforePredecessorReady,
-    /// A StatefulSet's Pod with an ordinal below `spec.replicas` was deleted.
+    /// A StatefulSet's Pod with an ordinal below `spec.replicas` was deleted (and not as a
+    /// rolling update's replacement of a Pod of an older template).
     WantedOrdinalDeleted,
+    /// A rolling update deleted a StatefulSet Pod while `maxUnavailable` wanted Pods or more were
+    /// already unavailable.
+    RolloutBeyondMaxUnavailable,
     /// A Job's Pod was created while the Job already ran `parallelism` active Pods.
     JobOverParallelism,
     /// An Indexed Job's Pod was created for an index that already had an active Pod.
@@ -134,14 +138,21 @@ pub struct ReplicaSetTruth {
     pub status_ready_replicas: i64,
     /// `status.observedGeneration`.
     pub observed_generation: i64,
+    /// Live Pods of an older template (a StatefulSet's rolling update still running).
+    pub outdated_pods: i64,
+    /// The status names one revision as both current and update (always for ReplicaSets).
+    pub revisions_settled: bool,
 }
 
 impl ReplicaSetTruth {
-    /// It has its desired live Pods, and its status says so for its generation.
+    /// It has its desired live Pods, all of its template, and its status says so for its
+    /// generation.
     pub fn is_converged(&self) -> bool {
         self.live_pods == self.spec_replicas
             && self.status_replicas == self.spec_replicas
             && self.observed_generation == self.generation
+            && self.outdated_pods == 0
+            && self.revisions_settled
     }
 }
 
@@ -354,6 +365,11 @@ impl Oracle {
                 ..v
             });
         }
+    }
+
+    /// Live Pods of the StatefulSet `uid` made from an older template.
+    pub fn outdated_statefulset_pods(&self, uid: &str) -> i64 {
+        self.statefulsets.outdated_pods(uid)
     }
 
     /// Live Pods controlled by the owner with `uid`.

@@ -1,11 +1,14 @@
 //! The StatefulSet invariants: under OrderedReady no ordinal is created before its predecessor is
-//! Running and Ready, and a scale-down deletes only ordinals at or above `spec.replicas` (never a
-//! wanted one); both judged at the request's arrival. Two live Pods with one ordinal cannot
+//! Running and Ready; a scale-down deletes only ordinals at or above `spec.replicas`; a rolling
+//! update deletes a wanted ordinal only if its Pod is of an older template, it is at or above the
+//! partition, and fewer than `maxUnavailable` wanted Pods are unavailable; all judged at the
+//! request's arrival. Two live Pods with one ordinal cannot
 //! exist: a StatefulSet Pod's name is its ordinal, and names are unique.
 
 use crate::oracle::in_flight::{Decision, InFlight};
 use crate::oracle::knowable::Desired;
 use crate::oracle::{Violation, ViolationKind, pod_is_live};
+use crate::scenario::ROLLOUT_ANNOTATION;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -16,14 +19,70 @@ struct SetInfo {
     name: String,
     desired: Desired,
     parallel: bool,
+    /// The template's mark (which template a Pod was made from).
+    mark: TemplateMark,
+    /// How a changed template reaches the Pods: `Some((partition, maxUnavailable))` for
+    /// `RollingUpdate`, `None` for `OnDelete`.
+    rolling: Option<(i64, i64)>,
+}
+
+/// What the checker knows of one ordinal's live Pod.
+#[derive(Debug, Clone)]
+struct Slot {
+    running_and_ready: bool,
+    mark: TemplateMark,
+}
+
+/// Which template a Pod (or a set's template, given its `template`) was made from, as the oracle
+/// tells them apart: the rollout annotation and the containers' images.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct TemplateMark {
+    rollout: Option<String>,
+    images: Vec<String>,
+}
+
+/// The mark of a Pod or of a Pod template (both have `metadata` and `spec`).
+fn mark_of(object: &Value) -> TemplateMark {
+    TemplateMark {
+        rollout: object["metadata"]["annotations"][ROLLOUT_ANNOTATION]
+            .as_str()
+            .map(str::to_string),
+        images: object["spec"]["containers"]
+            .as_array()
+            .map(|cs| {
+                cs.iter()
+                    .map(|c| c["image"].as_str().unwrap_or("").to_string())
+                    .collect()
+            })
+            .unwrap_or_default(),
+    }
+}
+
+/// `spec.updateStrategy` as `(partition, maxUnavailable)`, `None` for `OnDelete`; the API's
+/// defaults (partition 0, one unavailable; a percentage of `spec.replicas`, rounded up).
+fn rolling_of(set: &Value, replicas: i64) -> Option<(i64, i64)> {
+    let strategy = &set["spec"]["updateStrategy"];
+    if strategy["type"] == "OnDelete" {
+        return None;
+    }
+    let rolling = &strategy["rollingUpdate"];
+    let partition = rolling["partition"].as_i64().unwrap_or(0);
+    let max = match &rolling["maxUnavailable"] {
+        Value::String(p) => p
+            .strip_suffix('%')
+            .and_then(|p| p.parse::<i64>().ok())
+            .map_or(1, |p| (replicas * p + 99) / 100),
+        v => v.as_i64().unwrap_or(1),
+    };
+    Some((partition, max.max(1)))
 }
 
 /// What the checker knows about every StatefulSet and its live Pods.
 #[derive(Debug, Default)]
 pub struct StatefulSetOracle {
     sets: HashMap<String, SetInfo>,
-    /// (set uid, ordinal) -> Running and Ready.
-    live: HashMap<(String, usize), bool>,
+    /// (set uid, ordinal) -> its live Pod.
+    live: HashMap<(String, usize), Slot>,
 }
 
 fn meta<'a>(obj: &'a Value, field: &str) -> &'a str {
@@ -70,6 +129,8 @@ impl StatefulSetOracle {
                         name: meta(set, "name").to_string(),
                         desired,
                         parallel: set["spec"]["podManagementPolicy"] == "Parallel",
+                        mark: mark_of(&set["spec"]["template"]),
+                        rolling: rolling_of(set, size),
                     },
                 );
             }
@@ -108,7 +169,10 @@ impl StatefulSetOracle {
         let live = self.live.keys().filter(|(u, _)| u == uid).count() as i64;
         let kind = match decision {
             Decision::Create(_) if !set.parallel && ordinal > 0 => {
-                let predecessor = self.live.get(&(uid.to_string(), ordinal - 1)).copied();
+                let predecessor = self
+                    .live
+                    .get(&(uid.to_string(), ordinal - 1))
+                    .map(|slot| slot.running_and_ready);
                 (predecessor != Some(true)).then_some(ViolationKind::OrdinalBeforePredecessorReady)
             }
             Decision::Create(_) => None,
@@ -120,7 +184,11 @@ impl StatefulSetOracle {
                 {
                     tracing::info!(set = %set.name, ordinal, ago_ms = ago.as_millis() as u64, "a delete decided on the size the user changed moments before it arrived: a race no controller avoids, not counted");
                 }
-                ((ordinal as i64) < fewest).then_some(ViolationKind::WantedOrdinalDeleted)
+                if (ordinal as i64) >= fewest {
+                    None
+                } else {
+                    self.judge_replacement(uid, set, ordinal, pod)
+                }
             }
         }?;
         Some(Violation {
@@ -137,6 +205,45 @@ impl StatefulSetOracle {
         })
     }
 
+    /// A wanted ordinal's Pod is deleted: fine only as a rolling update's replacement of a Pod
+    /// of an older template, at or above the partition, with fewer than `maxUnavailable` wanted
+    /// Pods unavailable.
+    fn judge_replacement(
+        &self,
+        uid: &str,
+        set: &SetInfo,
+        ordinal: usize,
+        pod: &Value,
+    ) -> Option<ViolationKind> {
+        let outdated = mark_of(pod) != set.mark;
+        let Some((partition, max_unavailable)) = set.rolling.filter(|_| outdated) else {
+            return Some(ViolationKind::WantedOrdinalDeleted);
+        };
+        if (ordinal as i64) < partition {
+            return Some(ViolationKind::WantedOrdinalDeleted);
+        }
+        let unavailable = (0..usize::try_from(set.desired.now).unwrap_or(0))
+            .filter(|o| {
+                self.live
+                    .get(&(uid.to_string(), *o))
+                    .is_none_or(|slot| !slot.running_and_ready)
+            })
+            .count() as i64;
+        (unavailable >= max_unavailable).then_some(ViolationKind::RolloutBeyondMaxUnavailable)
+    }
+
+    /// How many live Pods of the set `uid` are of another template than the set's now (a
+    /// rolling update that has not finished).
+    pub fn outdated_pods(&self, uid: &str) -> i64 {
+        let Some(set) = self.sets.get(uid) else {
+            return 0;
+        };
+        self.live
+            .iter()
+            .filter(|((u, _), slot)| u == uid && slot.mark != set.mark)
+            .count() as i64
+    }
+
     /// A Pod was written: the ordinal's slot follows.
     pub fn record_pod(&mut self, prev: Option<&Value>, new: Option<&Value>) {
         let Some(obj) = new.or(prev) else { return };
@@ -146,7 +253,13 @@ impl StatefulSetOracle {
         let slot = (uid.to_string(), ordinal);
         match new.filter(|p| pod_is_live(p)) {
             Some(pod) => {
-                self.live.insert(slot, running_and_ready(pod));
+                self.live.insert(
+                    slot,
+                    Slot {
+                        running_and_ready: running_and_ready(pod),
+                        mark: mark_of(pod),
+                    },
+                );
             }
             None => {
                 self.live.remove(&slot);
@@ -253,6 +366,48 @@ mod tests {
                 t + Duration::from_secs(1)
             ),
             Some(ViolationKind::WantedOrdinalDeleted)
+        );
+    }
+
+    fn rolled(replicas: i64, rollout: &str) -> Value {
+        let mut s = set(replicas, false);
+        s["spec"]["template"] = json!({"metadata": {"annotations": {ROLLOUT_ANNOTATION: rollout}}});
+        s
+    }
+
+    fn pod_of(ordinal: usize, ready: bool, rollout: &str) -> Value {
+        let mut p = pod(ordinal, ready);
+        p["metadata"]["annotations"] = json!({ROLLOUT_ANNOTATION: rollout});
+        p
+    }
+
+    #[test]
+    fn a_rolling_update_may_replace_an_outdated_pod_while_all_are_available() {
+        let mut o = StatefulSetOracle::default();
+        o.record_set(None, Some(&rolled(3, "1")), Instant::now());
+        for i in 0..3 {
+            o.record_pod(None, Some(&pod_of(i, true, "1")));
+        }
+        o.record_set(Some(&rolled(3, "1")), Some(&rolled(3, "2")), Instant::now());
+        assert_eq!(o.outdated_pods("s1"), 3);
+        assert_eq!(kind_of(&o, Decision::Delete(&pod_of(2, true, "1"))), None);
+        assert_eq!(
+            kind_of(&o, Decision::Delete(&pod_of(2, true, "2"))),
+            Some(ViolationKind::WantedOrdinalDeleted),
+            "a Pod of the template now is not replaced"
+        );
+    }
+
+    #[test]
+    fn a_replacement_while_another_wanted_pod_is_down_exceeds_max_unavailable() {
+        let mut o = StatefulSetOracle::default();
+        o.record_set(None, Some(&rolled(3, "2")), Instant::now());
+        o.record_pod(None, Some(&pod_of(0, true, "1")));
+        o.record_pod(None, Some(&pod_of(1, true, "1")));
+        o.record_pod(None, Some(&pod_of(2, false, "2")));
+        assert_eq!(
+            kind_of(&o, Decision::Delete(&pod_of(1, true, "1"))),
+            Some(ViolationKind::RolloutBeyondMaxUnavailable)
         );
     }
 }

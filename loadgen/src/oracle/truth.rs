@@ -65,6 +65,8 @@ fn daemonset_truth(server: &ApiServer) -> Vec<ReplicaSetTruth> {
                     .unwrap_or(-1),
                 status_ready_replicas: ds["status"]["numberReady"].as_i64().unwrap_or(-1),
                 observed_generation: ds["status"]["observedGeneration"].as_i64().unwrap_or(0),
+                outdated_pods: 0,
+                revisions_settled: true,
             }
         })
         .collect()
@@ -93,6 +95,8 @@ fn job_truth(server: &ApiServer) -> Vec<ReplicaSetTruth> {
                 status_replicas: succeeded,
                 status_ready_replicas: succeeded,
                 observed_generation: 0,
+                outdated_pods: 0,
+                revisions_settled: true,
             }
         })
         .collect()

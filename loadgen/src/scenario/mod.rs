@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::resource::Resource;
-pub use crate::scenario::workload::{Amount, EventVerb, Workload, WorkloadEvent, WorkloadKind};
+pub use crate::scenario::workload::{
+    Amount, EventVerb, ROLLOUT_ANNOTATION, Workload, WorkloadEvent, WorkloadKind,
+};
 
 /// Why a scenario could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -417,7 +419,9 @@ impl Scenario {
         for e in &self.events {
             let to_ok = match e.verb {
                 EventVerb::Adopt => e.to.as_deref().is_some_and(known),
-                EventVerb::Orphan | EventVerb::DeleteOrphaning => e.to.is_none(),
+                EventVerb::Orphan | EventVerb::DeleteOrphaning | EventVerb::RollOut => {
+                    e.to.is_none()
+                }
             };
             if !known(&e.from) || !to_ok || e.jitter_seconds < 0.0 {
                 return Some(format!(

@@ -9,7 +9,7 @@ use crate::apiserver::status::ApiError;
 use crate::object::{controller_uid, meta_str};
 use crate::oracle::pod_is_live;
 use crate::resource::Resource;
-use crate::scenario::{EventVerb, WorkloadEvent, WorkloadKind};
+use crate::scenario::{EventVerb, ROLLOUT_ANNOTATION, WorkloadEvent, WorkloadKind};
 use crate::store::deletion::{DeleteOptions, Propagation};
 
 /// Makes exactly `count` extra Nodes `extra-0..` exist.
@@ -158,6 +158,29 @@ impl<'a> User<'a> {
                 self.server
                     .delete_with(resource, self.namespace, &event.from, &opts)?;
                 Ok(format!("{} deleted, its Pods orphaned", event.from))
+            }
+            EventVerb::RollOut => {
+                let updated =
+                    self.server
+                        .update_with(resource, self.namespace, &event.from, |set| {
+                            let template = &mut set["spec"]["template"];
+                            if !template.is_object() {
+                                return;
+                            }
+                            let generation = template["metadata"]["annotations"]
+                                [ROLLOUT_ANNOTATION]
+                                .as_str()
+                                .and_then(|n| n.parse::<u64>().ok())
+                                .unwrap_or(0);
+                            template["metadata"]["annotations"][ROLLOUT_ANNOTATION] =
+                                Value::from((generation + 1).to_string());
+                        })?;
+                let generation =
+                    &updated["spec"]["template"]["metadata"]["annotations"][ROLLOUT_ANNOTATION];
+                Ok(format!(
+                    "{} rolled out to template {generation}",
+                    event.from
+                ))
             }
             EventVerb::Orphan => {
                 let pods = self.pick(&from_uid, event.count);

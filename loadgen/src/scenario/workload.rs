@@ -141,7 +141,14 @@ pub enum EventVerb {
     Orphan,
     /// `from` is deleted with `propagationPolicy: Orphan`: its Pods stay, without owner.
     DeleteOrphaning,
+    /// `from`'s Pod template changes (the annotation [`ROLLOUT_ANNOTATION`] counts up, as
+    /// `kubectl rollout restart` does with its own): a rolling update replaces its Pods.
+    RollOut,
 }
+
+/// The Pod template annotation a `roll-out` event counts up; the oracle tells a Pod of the
+/// template before from one of the template now by it.
+pub const ROLLOUT_ANNOTATION: &str = "loadgen.tidemark.dev/rollout";
 
 /// One user action at a time in the run.
 #[derive(Debug, Clone, Deserialize)]

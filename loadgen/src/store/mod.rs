@@ -970,6 +970,13 @@ impl Store {
                     status_replicas: v["status"]["replicas"].as_i64().unwrap_or(0),
                     status_ready_replicas: v["status"]["readyReplicas"].as_i64().unwrap_or(0),
                     observed_generation: v["status"]["observedGeneration"].as_i64().unwrap_or(0),
+                    outdated_pods: if resource == Resource::StatefulSets {
+                        inner.oracle.outdated_statefulset_pods(meta_str(v, "uid"))
+                    } else {
+                        0
+                    },
+                    revisions_settled: resource != Resource::StatefulSets
+                        || v["status"]["currentRevision"] == v["status"]["updateRevision"],
                 }
             })
             .collect()

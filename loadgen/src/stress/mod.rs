@@ -254,6 +254,9 @@ fn reported(server: &ApiServer) -> Vec<ReportedViolation> {
                     "statefulset-ordinal-after-ready-predecessor"
                 }
                 ViolationKind::WantedOrdinalDeleted => "statefulset-scale-down-highest-ordinals",
+                ViolationKind::RolloutBeyondMaxUnavailable => {
+                    "statefulset-rollout-within-max-unavailable"
+                }
                 ViolationKind::JobOverParallelism => "job-at-most-parallelism-active",
                 ViolationKind::JobDuplicateIndex => "job-one-active-pod-per-index",
                 ViolationKind::JobOverCounted => "job-at-most-completions-counted",
