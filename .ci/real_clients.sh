@@ -56,3 +56,38 @@ fi
 grep -q 'cannot list resource "pods"' "$dir/forbidden"
 echo "kubectl: ok (TLS, client certificate, apply, get, SelfSubjectAccessReview, TokenRequest, 403 as a ServiceAccount)"
 python3 .ci/official_client.py "$dir/kubeconfig"
+
+# kubectl rollout status judges a StatefulSet rollout from the status Tidemark writes: a second
+# server with its kubelet, `tidemark run` against it, a set rolled out and then given a new image.
+roll="$(mktemp -d)"
+"$release"/loadgen apiserver --kubeconfig-out "$roll/kubeconfig" > "$roll/out" 2> "$roll/err" &
+roll_server=$!
+for _ in $(seq 1 100); do [ -s "$roll/kubeconfig" ] && break; sleep 0.1; done
+"$release"/tidemark run --kubeconfig "$roll/kubeconfig" --controllers statefulset \
+  --leader-elect=false --secure-port 0 --duration 120s > "$roll/tidemark.log" 2>&1 &
+manager=$!
+trap 'kill $server $roll_server $manager 2>/dev/null || true' EXIT
+r() { kubectl --kubeconfig "$roll/kubeconfig" -n default "$@"; }
+cat <<'YAML' | r apply -f - > /dev/null
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db, namespace: default}
+spec:
+  replicas: 3
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {containers: [{name: db, image: "registry.k8s.io/pause:3.10"}]}
+YAML
+r rollout status sts/db --timeout=60s > /dev/null
+r patch sts db --type merge \
+  -p '{"spec":{"template":{"spec":{"containers":[{"name":"db","image":"registry.k8s.io/pause:3.11"}]}}}}' > /dev/null
+r rollout status sts/db --timeout=60s > /dev/null
+images="$(r get pods -o 'jsonpath={range .items[*]}{.spec.containers[0].image}{"\n"}{end}' | sort -u)"
+if [ "$images" != "registry.k8s.io/pause:3.11" ]; then
+  echo "kubectl rollout status: the rollout ended with images: $images" >&2
+  cat "$roll/tidemark.log" >&2
+  exit 1
+fi
+echo "kubectl rollout status: ok (a StatefulSet rolled out, then rolled to a new image, every Pod replaced)"

@@ -1,6 +1,7 @@
 //! The revisioned object store: one global revision counter, pre-encoded objects, an
 //! append-only event log (with each event's previous object) for watches and snapshots.
 
+pub mod defaults;
 pub mod deletion;
 pub mod gc;
 pub mod list;
@@ -281,78 +282,6 @@ fn status_on_create(r: Resource, given: Option<Value>) -> Option<Value> {
     }
 }
 
-fn spec_mut(obj: &mut Value) -> &mut serde_json::Map<String, Value> {
-    if !obj["spec"].is_object() {
-        obj["spec"] = Value::Object(Default::default());
-    }
-    match &mut obj["spec"] {
-        Value::Object(m) => m,
-        _ => unreachable!("replaced above"),
-    }
-}
-
-/// Server-side defaults applied on create, as upstream's defaulting functions do.
-fn apply_defaults(r: Resource, obj: &mut Value, uid: &str, name: &str) {
-    match r {
-        Resource::ReplicaSets | Resource::StatefulSets => {
-            let spec = spec_mut(obj);
-            if spec.get("replicas").is_none_or(Value::is_null) {
-                spec.insert("replicas".into(), Value::from(1));
-            }
-        }
-        Resource::Jobs => {
-            let spec = spec_mut(obj);
-            if spec.get("parallelism").is_none_or(Value::is_null) {
-                spec.insert("parallelism".into(), Value::from(1));
-                if spec.get("completions").is_none_or(Value::is_null) {
-                    spec.insert("completions".into(), Value::from(1));
-                }
-            }
-            spec.entry("backoffLimit").or_insert(Value::from(6));
-            spec.entry("completionMode")
-                .or_insert(Value::from("NonIndexed"));
-            spec.entry("suspend").or_insert(Value::from(false));
-            let manual = spec.get("manualSelector").and_then(Value::as_bool) == Some(true);
-            if !manual {
-                // Upstream generates the selector from the Job's uid and labels the template.
-                spec.insert(
-                    "selector".into(),
-                    serde_json::json!({"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}),
-                );
-                let template = spec
-                    .entry("template")
-                    .or_insert_with(|| Value::Object(Default::default()));
-                let tmeta = meta_mut(template);
-                let tl = tmeta
-                    .entry("labels")
-                    .or_insert_with(|| Value::Object(Default::default()));
-                if let Value::Object(tl) = tl {
-                    for (k, v) in [
-                        ("batch.kubernetes.io/controller-uid", uid),
-                        ("batch.kubernetes.io/job-name", name),
-                        ("controller-uid", uid),
-                        ("job-name", name),
-                    ] {
-                        tl.insert(k.into(), Value::from(v));
-                    }
-                }
-            }
-        }
-        Resource::Namespaces => {
-            spec_mut(obj)
-                .entry("finalizers")
-                .or_insert(serde_json::json!(["kubernetes"]));
-            let labels = meta_mut(obj)
-                .entry("labels")
-                .or_insert_with(|| Value::Object(Default::default()));
-            if let Value::Object(l) = labels {
-                l.insert("kubernetes.io/metadata.name".into(), Value::from(name));
-            }
-        }
-        _ => {}
-    }
-}
-
 fn take_status(obj: &mut Value) -> Option<Value> {
     obj.as_object_mut().and_then(|m| m.remove("status"))
 }
@@ -500,7 +429,7 @@ impl Store {
             );
             let mut candidate = obj.clone();
             meta_mut(&mut candidate).insert("name".into(), Value::from(key.1.clone()));
-            apply_defaults(r, &mut candidate, &uid, &key.1);
+            defaults::apply_defaults(r, &mut candidate, &uid, &key.1);
             if opts.validate {
                 let causes = validation::validate(r, &candidate);
                 if !causes.is_empty() {
