@@ -1,4 +1,5 @@
-//! A shard whose reconcile panics is restarted by its supervisor: a fresh shard with no proofs,
+//! A shard that panics is restarted by its supervisor (here its controller's routing of an
+//! event to keys panics; a panicking reconcile fails only its key): a fresh shard with no proofs,
 //! filled by a relist once its backoff has passed; `/readyz` names it while it is down, a metric
 //! counts the restart, and the keys of the other shard keep being reconciled meanwhile.
 
@@ -17,7 +18,7 @@ use tidemark_engine::{
 };
 use tidemark_loadgen::ServerConfig;
 
-/// Reconciles ReplicaSets by doing nothing, but panics on `boom` the first time.
+/// Reconciles ReplicaSets by doing nothing, but panics routing `boom` to its key the first time.
 struct Flaky {
     panics_left: Arc<AtomicU32>,
     reconciled: Arc<Mutex<Vec<(String, Instant)>>>,
@@ -37,16 +38,7 @@ impl Reconciler for Flaky {
         &[Resource::ReplicaSets]
     }
     fn keys_for(&self, object: &Object, keys: &mut SmallVec<[ObjectKey; 2]>) {
-        if let Object::ReplicaSet(_) = object {
-            keys.push(object.key().clone());
-        }
-    }
-    fn reconcile(
-        &self,
-        key: &ObjectKey,
-        _cache: &ShardCache,
-        _ctx: &tidemark_engine::Context,
-    ) -> Result<Plan, ReconcileError> {
+        let key = object.key();
         if key.name() == "boom"
             && self
                 .panics_left
@@ -55,6 +47,16 @@ impl Reconciler for Flaky {
         {
             panic!("flaky reconciler cannot handle {key}");
         }
+        if let Object::ReplicaSet(_) = object {
+            keys.push(key.clone());
+        }
+    }
+    fn reconcile(
+        &self,
+        key: &ObjectKey,
+        _cache: &ShardCache,
+        _ctx: &tidemark_engine::Context,
+    ) -> Result<Plan, ReconcileError> {
         self.reconciled
             .lock()
             .push((key.name().to_string(), Instant::now()));
@@ -120,7 +122,7 @@ fn a_shard_that_panics_is_restarted_reported_and_the_other_keys_keep_flowing() {
             panics_left.load(Ordering::Relaxed) == 0
         })
         .await;
-        assert!(panicked, "the reconcile of boom panicked");
+        assert!(panicked, "routing boom panicked");
         let after_panic = Instant::now();
         let (ready_code, ready_body) = http_get(addr, "/readyz").await;
         server
