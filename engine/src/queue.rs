@@ -364,11 +364,10 @@ impl WorkQueue {
         };
         let delay = self.errors.delay(entry.failures);
         entry.failures = entry.failures.saturating_add(1);
-        entry.state = State::Waiting {
-            timer: (now + delay, seq),
-        };
+        let timer = (now + delay, seq);
+        entry.state = State::Waiting { timer };
         self.stats.retries += 1;
-        self.timers.insert((now + delay, seq), key.clone());
+        self.timers.insert(timer, key.clone());
         true
     }
 

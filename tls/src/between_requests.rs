@@ -7,36 +7,32 @@
 //! the moment its headers are complete (the service is called) until its response is handed
 //! back.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::activity::Activity;
+
 /// The requests of one connection, as the service sees them.
 pub(crate) struct Requests {
-    opened: Instant,
     open: AtomicUsize,
-    last_change_millis: AtomicU64,
+    /// When a request last began or ended.
+    changed: Activity,
 }
 
 impl Requests {
     pub(crate) fn new() -> Self {
         Self {
-            opened: Instant::now(),
             open: AtomicUsize::new(0),
-            last_change_millis: AtomicU64::new(0),
+            changed: Activity::new(),
         }
-    }
-
-    fn touch(&self) {
-        let now = u64::try_from(self.opened.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self.last_change_millis.store(now, Ordering::Relaxed);
     }
 
     /// A request's headers arrived; it is open until the guard drops.
     pub(crate) fn begin(&self) -> OpenRequest<'_> {
         self.open.fetch_add(1, Ordering::Relaxed);
-        self.touch();
+        self.changed.touch();
         OpenRequest(self)
     }
 
@@ -47,9 +43,7 @@ impl Requests {
                 tokio::time::sleep(deadline).await;
                 continue;
             }
-            let last = self.opened
-                + Duration::from_millis(self.last_change_millis.load(Ordering::Relaxed));
-            let at = last + deadline;
+            let at = self.changed.deadline(deadline);
             if Instant::now() >= at {
                 return;
             }
@@ -64,7 +58,7 @@ pub(crate) struct OpenRequest<'a>(&'a Requests);
 impl Drop for OpenRequest<'_> {
     fn drop(&mut self) {
         self.0.open.fetch_sub(1, Ordering::Relaxed);
-        self.0.touch();
+        self.0.changed.touch();
     }
 }
 

@@ -21,6 +21,7 @@
 
 #![deny(missing_docs)]
 
+mod activity;
 mod between_requests;
 mod client;
 mod error;

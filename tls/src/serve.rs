@@ -6,7 +6,6 @@ use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -22,6 +21,7 @@ use tokio::task::JoinSet;
 use tokio_rustls::TlsAcceptor;
 use tower::ServiceExt as _;
 
+use crate::activity::Activity;
 use crate::between_requests::Requests;
 
 /// The verified client certificate chain of a TLS connection, leaf first; a request
@@ -259,39 +259,6 @@ async fn http<S>(
         }
         () = unused => {
             tracing::debug!(%peer, "HTTP/2 connection without a request for the header deadline; closing");
-        }
-    }
-}
-
-/// When a connection last moved a byte.
-struct Activity {
-    opened: Instant,
-    last_millis: AtomicU64,
-}
-
-impl Activity {
-    fn new() -> Self {
-        Self {
-            opened: Instant::now(),
-            last_millis: AtomicU64::new(0),
-        }
-    }
-
-    fn touch(&self) {
-        let now = u64::try_from(self.opened.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self.last_millis.store(now, Ordering::Relaxed);
-    }
-
-    /// Resolves once no byte has moved for `idle`.
-    async fn idle_for(&self, idle: Duration) {
-        loop {
-            let last =
-                self.opened + Duration::from_millis(self.last_millis.load(Ordering::Relaxed));
-            let deadline = last + idle;
-            if Instant::now() >= deadline {
-                return;
-            }
-            tokio::time::sleep_until(deadline.into()).await;
         }
     }
 }

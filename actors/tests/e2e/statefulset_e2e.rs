@@ -4,7 +4,7 @@
 //! gate off, the lagging cache still shows a deleted predecessor Ready and the next ordinal is
 //! created too early.
 
-use crate::common::with_runtime;
+use crate::common::{until, with_runtime};
 use std::time::{Duration, Instant};
 use tidemark_actors::embedded::{DEMO_NAMESPACE, client_for, start_server};
 use tidemark_actors::manager::{Manager, ManagerConfig};
@@ -40,6 +40,18 @@ fn scale(server: &ApiServer, name: &str, replicas: i32) {
         .expect("scale");
 }
 
+/// The StatefulSet controller alone on two shards, with `gates`.
+fn manager_config(gates: &str) -> ManagerConfig {
+    ManagerConfig {
+        shards: 2,
+        controllers: vec!["statefulset".into()],
+        gates: FeatureGates::parse(gates, &["StatefulSet"]).expect("gates"),
+        qps: 500.0,
+        burst: 500,
+        ..ManagerConfig::default()
+    }
+}
+
 async fn settle(server: &ApiServer, within: Duration) -> bool {
     let deadline = Instant::now() + within;
     while Instant::now() < deadline {
@@ -73,14 +85,7 @@ async fn down_and_up(io: &tokio::runtime::Handle, gates: &str) -> (Vec<Violation
             .create(Resource::StatefulSets, DEMO_NAMESPACE, statefulset(name, 3))
             .expect("seed");
     }
-    let config = ManagerConfig {
-        shards: 2,
-        controllers: vec!["statefulset".into()],
-        gates: FeatureGates::parse(gates, &["StatefulSet"]).expect("gates"),
-        qps: 500.0,
-        burst: 500,
-        ..ManagerConfig::default()
-    };
+    let config = manager_config(gates);
     let manager = Manager::start(&config, client_for(&server, io).await.expect("client"), io)
         .expect("manager");
     let first = settle(&server, Duration::from_secs(40)).await;
@@ -140,13 +145,7 @@ fn a_template_change_rolls_every_pod_highest_ordinal_first_and_completes_the_sta
         server
             .create(Resource::StatefulSets, DEMO_NAMESPACE, statefulset("db", 3))
             .expect("seed");
-        let config = ManagerConfig {
-            shards: 2,
-            controllers: vec!["statefulset".into()],
-            qps: 500.0,
-            burst: 500,
-            ..ManagerConfig::default()
-        };
+        let config = manager_config("");
         let manager = Manager::start(
             &config,
             client_for(&server, &io).await.expect("client"),
@@ -174,15 +173,12 @@ fn a_template_change_rolls_every_pod_highest_ordinal_first_and_completes_the_sta
                     serde_json::json!("registry.k8s.io/pause:3.11");
             })
             .expect("set image");
-        let deadline = Instant::now() + Duration::from_secs(40);
-        let mut done = false;
-        while Instant::now() < deadline && !done {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            let set = server
-                .get(Resource::StatefulSets, DEMO_NAMESPACE, "db")
-                .expect("set");
+        let done = until(Duration::from_secs(40), || {
+            let Some(set) = server.get(Resource::StatefulSets, DEMO_NAMESPACE, "db") else {
+                return false;
+            };
             let status = &set["status"];
-            done = status["currentRevision"] == status["updateRevision"]
+            status["currentRevision"] == status["updateRevision"]
                 && status["updatedReplicas"] == 3
                 && status["readyReplicas"] == 3
                 && (0..3).all(|i| {
@@ -193,8 +189,9 @@ fn a_template_change_rolls_every_pod_highest_ordinal_first_and_completes_the_sta
                                 && p["metadata"]["labels"]["controller-revision-hash"]
                                     == status["updateRevision"]
                         })
-                });
-        }
+                })
+        })
+        .await;
         let after = pod_uids(&server);
         let violations = server.violations();
         manager.stop();

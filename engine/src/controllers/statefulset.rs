@@ -12,9 +12,7 @@ use crate::reconcile_error::ensure_well_formed;
 use crate::reconciler::{Context, ReconcileError, Reconciler};
 use crate::resource::Resource;
 use crate::template_hash::template_hash;
-use crate::views::statefulset::{
-    ClaimTemplate, StatefulSetStatus, StatefulSetView, UpdateStrategy,
-};
+use crate::views::statefulset::{ClaimTemplate, StatefulSetStatus, StatefulSetView};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use smallvec::SmallVec;
@@ -313,10 +311,8 @@ impl Reconciler for StatefulSetController {
             } else {
                 ordered_replicas(set, &pods, &condemned, revisions, &mut plan)?
             };
-            if replicas_settled
-                && let UpdateStrategy::RollingUpdate { partition, .. } = set.update_strategy
-            {
-                let doomed = rolling_update(set, &pods, partition, &update_revision, ctx.unix_secs);
+            if replicas_settled {
+                let doomed = rolling_update(set, &pods, &update_revision, ctx.unix_secs);
                 if !doomed.is_empty() {
                     plan.steps.push(doomed.into_iter().map(delete).collect());
                 }
@@ -342,11 +338,6 @@ impl Reconciler for StatefulSetController {
 struct Revisions<'a> {
     current: &'a str,
     update: &'a str,
-}
-
-/// Whether `pod` is Running, Ready and not terminating.
-fn healthy(pod: &PodView) -> bool {
-    running_and_ready(pod)
 }
 
 /// Whether `pod` has been ready for `spec.minReadySeconds` at `now` (Unix seconds).
@@ -386,14 +377,10 @@ fn replacement(
     set: &StatefulSetView,
     ordinal: usize,
     revisions: Revisions<'_>,
-) -> Result<Vec<Vec<Action>>, ReconcileError> {
-    let index = ordinal.saturating_sub(usize::try_from(set.start_ordinal.max(0)).unwrap_or(0));
-    let below_partition = match set.update_strategy {
-        UpdateStrategy::RollingUpdate { partition, .. } => {
-            index < usize::try_from(partition.max(0)).unwrap_or(0)
-        }
-        UpdateStrategy::OnDelete => false,
-    };
+) -> Result<(Vec<Action>, Action), ReconcileError> {
+    let below_partition = set
+        .partition()
+        .is_some_and(|partition| ordinal < set.wanted().start + partition);
     if below_partition && revisions.current != revisions.update {
         return Err(ReconcileError::Unbuildable {
             controller: "statefulset",
@@ -405,10 +392,10 @@ fn replacement(
             ),
         });
     }
-    Ok(vec![
+    Ok((
         claims(set, ordinal)?,
-        vec![pod_for(set, ordinal, revisions.update)?],
-    ])
+        pod_for(set, ordinal, revisions.update)?,
+    ))
 }
 
 /// `OrderedReady`: the first wanted ordinal that is missing is created (and nothing after it),
@@ -425,7 +412,9 @@ fn ordered_replicas<'a>(
     for ordinal in set.wanted() {
         match pods.get(&ordinal) {
             None => {
-                plan.steps.extend(replacement(set, ordinal, revisions)?);
+                let (claims, pod) = replacement(set, ordinal, revisions)?;
+                plan.steps.push(claims);
+                plan.steps.push(vec![pod]);
                 return Ok(false);
             }
             Some(pod) if finished(pod) => {
@@ -434,7 +423,7 @@ fn ordered_replicas<'a>(
                 }
                 return Ok(false);
             }
-            Some(pod) if !healthy(pod) => return Ok(false),
+            Some(pod) if !running_and_ready(pod) => return Ok(false),
             Some(_) => {}
         }
     }
@@ -471,9 +460,9 @@ fn burst_replicas<'a>(
     let mut claim_step = Vec::new();
     let mut creates = Vec::new();
     for &i in &missing {
-        let mut steps = replacement(set, i, revisions)?.into_iter();
-        claim_step.extend(steps.next().unwrap_or_default());
-        creates.extend(steps.flatten());
+        let (claims, pod) = replacement(set, i, revisions)?;
+        claim_step.extend(claims);
+        creates.push(pod);
     }
     plan.steps.push(claim_step);
     plan.steps.push(creates);
@@ -502,10 +491,12 @@ fn burst_replicas<'a>(
 fn rolling_update<'a>(
     set: &StatefulSetView,
     pods: &BTreeMap<usize, &'a PodView>,
-    partition: i32,
     update_revision: &str,
     now: i64,
 ) -> Vec<&'a PodView> {
+    let Some(partition) = set.partition() else {
+        return Vec::new();
+    };
     let wanted = set.wanted();
     let unavailable = wanted
         .clone()
@@ -515,7 +506,7 @@ fn rolling_update<'a>(
     if unavailable > allowed {
         return Vec::new();
     }
-    let first = wanted.start + usize::try_from(partition.max(0)).unwrap_or(0);
+    let first = wanted.start + partition;
     wanted
         .rev()
         .take_while(|i| *i >= first)
@@ -551,8 +542,7 @@ fn status_of(
         current_revision: Some(revisions.current.to_string()),
         update_revision: Some(revisions.update.to_string()),
     };
-    let rolling = matches!(set.update_strategy, UpdateStrategy::RollingUpdate { .. });
-    if rolling
+    if set.partition().is_some()
         && status.updated_replicas == status.replicas
         && status.ready_replicas == status.replicas
     {

@@ -241,6 +241,17 @@ impl StatefulSetView {
         usize::try_from(n).ok()
     }
 
+    /// The partition of a rolling update, as an index from the first ordinal; `None` under
+    /// `OnDelete`.
+    pub fn partition(&self) -> Option<usize> {
+        match self.update_strategy {
+            UpdateStrategy::RollingUpdate { partition, .. } => {
+                Some(usize::try_from(partition.max(0)).unwrap_or(0))
+            }
+            UpdateStrategy::OnDelete => None,
+        }
+    }
+
     /// How many of the wanted Pods may be unavailable while a rolling update replaces them.
     pub fn max_unavailable(&self) -> usize {
         match self.update_strategy {

@@ -41,14 +41,18 @@ impl Desired {
         }
     }
 
+    /// The size of a set first seen (`known` is `None`) or written again at `at`.
+    pub fn follow(known: Option<Self>, size: i64, at: Instant) -> Self {
+        match known {
+            Some(known) => known.change(size, at),
+            None => Self::new(size),
+        }
+    }
+
     /// The smallest and largest size a controller may fairly have decided on at `at`.
     pub fn range(&self, allowance: Duration, at: Instant) -> (i64, i64) {
-        match self.was {
-            Some((before, since))
-                if !allowance.is_zero() && at.saturating_duration_since(since) < allowance =>
-            {
-                (before.min(self.now), before.max(self.now))
-            }
+        match (self.was, self.changed_within(allowance, at)) {
+            (Some((before, _)), Some(_)) => (before.min(self.now), before.max(self.now)),
             _ => (self.now, self.now),
         }
     }

@@ -55,10 +55,7 @@ impl ReplicaSetOracle {
                 } else {
                     0
                 };
-                let desired = match self.sets.get(&uid) {
-                    Some(known) => known.desired.change(size, at),
-                    None => Desired::new(size),
-                };
+                let desired = Desired::follow(self.sets.get(&uid).map(|k| k.desired), size, at);
                 self.sets.insert(
                     uid,
                     RsInfo {

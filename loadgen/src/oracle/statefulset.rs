@@ -7,7 +7,7 @@
 
 use crate::oracle::in_flight::{Decision, InFlight};
 use crate::oracle::knowable::Desired;
-use crate::oracle::{Violation, ViolationKind, pod_is_live};
+use crate::oracle::{Violation, ViolationKind, desired_replicas, pod_is_live};
 use crate::scenario::ROLLOUT_ANNOTATION;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -116,12 +116,9 @@ impl StatefulSetOracle {
                 let size = if terminating {
                     0
                 } else {
-                    set["spec"]["replicas"].as_i64().unwrap_or(1)
+                    desired_replicas(set)
                 };
-                let desired = match self.sets.get(&uid) {
-                    Some(known) => known.desired.change(size, at),
-                    None => Desired::new(size),
-                };
+                let desired = Desired::follow(self.sets.get(&uid).map(|k| k.desired), size, at);
                 self.sets.insert(
                     uid,
                     SetInfo {

@@ -21,6 +21,27 @@ fn object_entry<'a>(
     slot.as_object_mut()
 }
 
+/// `spec.updateStrategy` of an apps/v1 workload: `RollingUpdate` unless given, and then the
+/// `rollingUpdate` fields in `rolling` where absent; ten revisions of history.
+fn update_strategy(spec: &mut Map<String, Value>, rolling: &[(&str, i64)]) {
+    spec.entry("revisionHistoryLimit")
+        .or_insert(Value::from(10));
+    let Some(strategy) = object_entry(spec, "updateStrategy") else {
+        return;
+    };
+    strategy
+        .entry("type")
+        .or_insert(Value::from("RollingUpdate"));
+    if strategy.get("type").and_then(Value::as_str) != Some("RollingUpdate") {
+        return;
+    }
+    if let Some(fields) = object_entry(strategy, "rollingUpdate") {
+        for (field, value) in rolling {
+            fields.entry(*field).or_insert(Value::from(*value));
+        }
+    }
+}
+
 /// apps/v1 `SetDefaults_StatefulSet`: one replica, OrderedReady, RollingUpdate with partition 0
 /// and maxUnavailable 1 (MaxUnavailableStatefulSet is on by default since v1.35), ten revisions
 /// of history, claims retained.
@@ -30,43 +51,15 @@ fn statefulset(spec: &mut Map<String, Value>) {
     }
     spec.entry("podManagementPolicy")
         .or_insert(Value::from("OrderedReady"));
-    spec.entry("revisionHistoryLimit")
-        .or_insert(Value::from(10));
     spec.entry("persistentVolumeClaimRetentionPolicy")
         .or_insert(json!({"whenDeleted": "Retain", "whenScaled": "Retain"}));
-    let Some(strategy) = object_entry(spec, "updateStrategy") else {
-        return;
-    };
-    strategy
-        .entry("type")
-        .or_insert(Value::from("RollingUpdate"));
-    if strategy.get("type").and_then(Value::as_str) != Some("RollingUpdate") {
-        return;
-    }
-    if let Some(rolling) = object_entry(strategy, "rollingUpdate") {
-        rolling.entry("partition").or_insert(Value::from(0));
-        rolling.entry("maxUnavailable").or_insert(Value::from(1));
-    }
+    update_strategy(spec, &[("partition", 0), ("maxUnavailable", 1)]);
 }
 
 /// apps/v1 `SetDefaults_DaemonSet`: RollingUpdate with maxUnavailable 1 and maxSurge 0, ten
 /// revisions of history.
 fn daemonset(spec: &mut Map<String, Value>) {
-    spec.entry("revisionHistoryLimit")
-        .or_insert(Value::from(10));
-    let Some(strategy) = object_entry(spec, "updateStrategy") else {
-        return;
-    };
-    strategy
-        .entry("type")
-        .or_insert(Value::from("RollingUpdate"));
-    if strategy.get("type").and_then(Value::as_str) != Some("RollingUpdate") {
-        return;
-    }
-    if let Some(rolling) = object_entry(strategy, "rollingUpdate") {
-        rolling.entry("maxUnavailable").or_insert(Value::from(1));
-        rolling.entry("maxSurge").or_insert(Value::from(0));
-    }
+    update_strategy(spec, &[("maxUnavailable", 1), ("maxSurge", 0)]);
 }
 
 fn spec_mut(obj: &mut Value) -> &mut serde_json::Map<String, Value> {
