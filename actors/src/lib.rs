@@ -5,6 +5,7 @@
 #![deny(missing_docs)]
 
 pub mod barrier;
+pub mod builder;
 pub mod cli;
 pub mod client;
 #[cfg(feature = "embedded")]
@@ -19,6 +20,7 @@ pub mod metrics;
 pub mod paths;
 pub mod process_metrics;
 pub mod rate_limit;
+pub mod registration;
 pub mod serving;
 pub mod shard_actor;
 pub mod startup;
@@ -26,5 +28,7 @@ pub mod summary;
 pub mod supervision;
 pub mod writer;
 
+pub use builder::ManagerBuilder;
 pub use manager::{Manager, ManagerConfig, ManagerStats, StartError};
+pub use registration::Registration;
 pub use summary::Summary;

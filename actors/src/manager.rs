@@ -8,6 +8,7 @@ use crate::informer::backoff::ReflectorBackoff;
 use crate::informer::{Informer, InformerLimits, InformerState};
 use crate::leader::{LeaderElection, LeaderElectionConfig, LeaderState};
 use crate::rate_limit::TokenBucket;
+use crate::registration::{self, Registration};
 use crate::shard_actor::{
     ConnectWriter, ProbeRoutes, ShardActor, ShardFactory, ShardSnapshot, Snapshot,
 };
@@ -18,9 +19,8 @@ use kube::Client;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use tidemark_engine::{
-    BreakerConfig, ConsistencyMode, ControllerSpec, ControllerStats, DaemonSetController,
-    FeatureGates, JobController, NodeLifecycleController, Reconciler, ReplicaSetController,
-    Resource, Shard, ShardId, ShardRouter, StatefulSetController,
+    BreakerConfig, ConsistencyMode, ControllerSpec, ControllerStats, FeatureGates, Reconciler,
+    Resource, Shard, ShardId, ShardRouter,
 };
 use tokio::sync::{mpsc, watch};
 
@@ -56,24 +56,6 @@ pub enum StartError {
     /// No actix System is running on this thread.
     #[error("the manager must start inside an actix System")]
     NoSystem,
-}
-
-/// A controller given by the caller (a library user, or a test), run next to the onboarded
-/// ones under its `--controllers` name.
-#[derive(Clone)]
-pub struct CustomController {
-    /// Its name in [`ManagerConfig::controllers`].
-    pub name: String,
-    /// Makes its reconciler, once per shard (and again for a shard that restarts).
-    pub make: Arc<dyn Fn() -> Box<dyn Reconciler> + Send + Sync>,
-}
-
-impl std::fmt::Debug for CustomController {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CustomController")
-            .field("name", &self.name)
-            .finish_non_exhaustive()
-    }
 }
 
 /// How to run.
@@ -113,8 +95,9 @@ pub struct ManagerConfig {
     pub relist_backoff: ReflectorBackoff,
     /// The backoff between restarts of a shard that panics (default 1 s doubling to 60 s).
     pub shard_restart_backoff: ReflectorBackoff,
-    /// Controllers besides the onboarded ones, by name.
-    pub custom_controllers: Vec<CustomController>,
+    /// Controllers besides the built-in ones, found by name from [`ManagerConfig::controllers`]
+    /// (a user's registration of a built-in name replaces it).
+    pub registrations: Vec<Registration>,
 }
 
 impl Default for ManagerConfig {
@@ -139,25 +122,15 @@ impl Default for ManagerConfig {
                 std::time::Duration::from_secs(60),
                 std::time::Duration::from_secs(300),
             ),
-            custom_controllers: Vec::new(),
+            registrations: Vec::new(),
         }
     }
 }
 
 fn reconciler(name: &str, config: &ManagerConfig) -> Result<Box<dyn Reconciler>, StartError> {
-    if let Some(custom) = config.custom_controllers.iter().find(|c| c.name == name) {
-        return Ok((custom.make)());
-    }
-    match name {
-        "replicaset" => Ok(Box::new(ReplicaSetController)),
-        "statefulset" => Ok(Box::new(StatefulSetController)),
-        "job" => Ok(Box::new(JobController)),
-        "daemonset" => Ok(Box::new(DaemonSetController)),
-        "nodelifecycle" => Ok(Box::new(NodeLifecycleController {
-            grace_period: config.node_monitor_grace_period,
-        })),
-        other => Err(StartError::UnknownController(other.to_string())),
-    }
+    registration::find(config, name)
+        .map(|r| r.make())
+        .ok_or_else(|| StartError::UnknownController(name.to_string()))
 }
 
 /// A fresh shard `index` running the configured controllers (names already checked).
@@ -209,7 +182,7 @@ pub struct StatsSource {
 }
 
 /// A controller and the resources it reads (its metrics have series for these only).
-pub type ControllerReads = (&'static str, &'static [Resource]);
+pub type ControllerReads = (&'static str, Vec<Resource>);
 
 impl StatsSource {
     /// The informers' states.
@@ -373,8 +346,7 @@ impl Manager {
         let arbiters: Vec<Arbiter> = (0..cores.min(router.shards()))
             .map(|_| Arbiter::new())
             .collect();
-        let (probe_txs, probe_rxs): (Vec<_>, Vec<_>) = Resource::ALL
-            .iter()
+        let (probe_txs, probe_rxs): (Vec<_>, Vec<_>) = Resource::all()
             .map(|_| mpsc::unbounded_channel())
             .unzip();
         let probes: ProbeRoutes = Arc::new(probe_txs);
@@ -467,7 +439,7 @@ impl Manager {
             io.spawn(election.run(shutdown_rx.clone()))
         });
         let mut informers = Vec::new();
-        for (resource, probes) in Resource::ALL.into_iter().zip(probe_rxs) {
+        for (resource, probes) in Resource::all().zip(probe_rxs) {
             // Only what the selected controllers read is listed and watched.
             if !read.contains(&resource) {
                 continue;
@@ -500,7 +472,7 @@ impl Manager {
                     .controllers
                     .iter()
                     .filter_map(|name| reconciler(name, config).ok())
-                    .map(|r| (r.name(), r.reads()))
+                    .map(|r| (r.name(), r.reads().to_vec()))
                     .collect(),
             },
             arbiters,

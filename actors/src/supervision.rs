@@ -143,7 +143,7 @@ impl Supervision {
             reason,
             due: now + delay,
             asked: None,
-            listed: vec![false; Resource::ALL.len()],
+            listed: vec![false; Resource::count()],
         });
         delay
     }

@@ -1,7 +1,7 @@
 //! A shard's cache: one [`Store`] per resource, and what an applied change means for it.
 
 use crate::key::{ObjectKey, Uid};
-use crate::object::{Object, PodView, ReplicaSetView};
+use crate::object::{CustomObject, Object, PodView, ReplicaSetView};
 use crate::resource::Resource;
 use crate::store::{Cached, Store};
 use crate::views::daemonset::DaemonSetView;
@@ -65,6 +65,15 @@ impl Cached for JobView {
     }
 }
 
+impl Cached for CustomObject {
+    fn key(&self) -> &ObjectKey {
+        &self.key
+    }
+    fn owner_uid(&self) -> Option<&Uid> {
+        self.controller.as_ref().map(|o| &o.uid)
+    }
+}
+
 impl Cached for ReplicaSetView {
     fn key(&self) -> &ObjectKey {
         &self.key
@@ -94,6 +103,8 @@ pub struct ShardCache {
     /// When this shard last saw each Lease change (monotonic), the clock node lifecycle
     /// measures silence with.
     lease_observed: AHashMap<ObjectKey, Instant>,
+    /// Objects of registered resources, per resource.
+    custom: AHashMap<Resource, Store<CustomObject>>,
 }
 
 impl ShardCache {
@@ -107,6 +118,12 @@ impl ShardCache {
             Object::StatefulSet(s) => self.statefulsets.apply(s).map(Object::StatefulSet),
             Object::Job(j) => self.jobs.apply(j).map(Object::Job),
             Object::DaemonSet(d) => self.daemonsets.apply(d).map(Object::DaemonSet),
+            Object::Custom(o) => self
+                .custom
+                .entry(o.resource)
+                .or_default()
+                .apply(o)
+                .map(Object::Custom),
         }
     }
 
@@ -124,6 +141,11 @@ impl ShardCache {
                 self.lease_observed.remove(key);
                 self.leases.remove(key).map(Object::Lease)
             }
+            _ => self
+                .custom
+                .get_mut(&resource)?
+                .remove(key)
+                .map(Object::Custom),
         }
     }
 
@@ -210,6 +232,15 @@ impl ShardCache {
                 }
                 removed
             }
+            _ => swap(
+                self.custom.entry(resource).or_default(),
+                objects,
+                |o| match o {
+                    Object::Custom(c) => Some(c),
+                    _ => None,
+                },
+                Object::Custom,
+            ),
         }
     }
 
@@ -235,6 +266,7 @@ impl ShardCache {
             Resource::Jobs => self.jobs.get(key).map(|j| (&j.uid, !j.terminating)),
             Resource::DaemonSets => self.daemonsets.get(key).map(|d| (&d.uid, !d.terminating)),
             Resource::PersistentVolumeClaims | Resource::ControllerRevisions => None,
+            _ => self.custom(resource, key).map(|o| (&o.uid, !o.terminating)),
         }
     }
 
@@ -244,6 +276,7 @@ impl ShardCache {
             Resource::ReplicaSets => self.replicasets.get(key).map(|r| r.generation),
             Resource::StatefulSets => self.statefulsets.get(key).map(|s| s.generation),
             Resource::DaemonSets => self.daemonsets.get(key).map(|d| d.generation),
+            r if !r.is_built_in() => self.custom(resource, key).map(|o| o.generation),
             _ => None,
         }
     }
@@ -263,6 +296,9 @@ impl ShardCache {
             Resource::Jobs => self.jobs.get(key).and_then(|j| j.resource_version),
             Resource::DaemonSets => self.daemonsets.get(key).and_then(|d| d.resource_version),
             Resource::PersistentVolumeClaims | Resource::ControllerRevisions => None,
+            _ => self
+                .custom(resource, key)
+                .and_then(|o| o.resource_version),
         }
     }
 
@@ -288,6 +324,7 @@ impl ShardCache {
             Resource::Jobs => self.jobs.iter().map(|j| j.key.clone()).collect(),
             Resource::DaemonSets => self.daemonsets.iter().map(|d| d.key.clone()).collect(),
             Resource::PersistentVolumeClaims | Resource::ControllerRevisions => Vec::new(),
+            _ => self.customs(resource).map(|o| o.key.clone()).collect(),
         }
     }
 
@@ -302,6 +339,29 @@ impl ShardCache {
             Resource::Jobs => self.jobs.len(),
             Resource::DaemonSets => self.daemonsets.len(),
             Resource::PersistentVolumeClaims | Resource::ControllerRevisions => 0,
+            _ => self.custom.get(&resource).map_or(0, Store::len),
         }
+    }
+
+    /// The object of the registered `resource` cached at `key`.
+    pub fn custom(&self, resource: Resource, key: &ObjectKey) -> Option<&CustomObject> {
+        self.custom.get(&resource)?.get(key)
+    }
+
+    /// Every cached object of the registered `resource`.
+    pub fn customs(&self, resource: Resource) -> impl Iterator<Item = &CustomObject> {
+        self.custom.get(&resource).into_iter().flat_map(Store::iter)
+    }
+
+    /// The cached objects of the registered `resource` whose controller is `owner`.
+    pub fn customs_owned_by<'a>(
+        &'a self,
+        resource: Resource,
+        owner: &'a Uid,
+    ) -> impl Iterator<Item = &'a CustomObject> + 'a {
+        self.custom
+            .get(&resource)
+            .into_iter()
+            .flat_map(move |store| store.owned_by(owner))
     }
 }

@@ -12,6 +12,7 @@ use crate::rv::ResourceVersion;
 use crate::views::malformed::Malformed;
 use std::sync::Arc;
 
+pub use crate::views::custom::CustomObject;
 pub use crate::views::meta::{DecodeError, OwnerRef};
 pub use crate::views::pod::{
     COMPLETION_INDEX_ANNOTATION, JOB_TRACKING_FINALIZER, PodPhase, PodView,
@@ -35,6 +36,8 @@ pub enum Object {
     Job(crate::views::job::JobView),
     /// A DaemonSet.
     DaemonSet(crate::views::daemonset::DaemonSetView),
+    /// An object of a resource a user registered.
+    Custom(CustomObject),
 }
 
 impl Object {
@@ -48,6 +51,7 @@ impl Object {
             Object::StatefulSet(_) => Resource::StatefulSets,
             Object::Job(_) => Resource::Jobs,
             Object::DaemonSet(_) => Resource::DaemonSets,
+            Object::Custom(o) => o.resource,
         }
     }
     /// namespace/name.
@@ -60,6 +64,7 @@ impl Object {
             Object::StatefulSet(s) => &s.key,
             Object::Job(j) => &j.key,
             Object::DaemonSet(d) => &d.key,
+            Object::Custom(o) => &o.key,
         }
     }
     /// metadata.uid.
@@ -72,6 +77,7 @@ impl Object {
             Object::StatefulSet(s) => &s.uid,
             Object::Job(j) => &j.uid,
             Object::DaemonSet(d) => &d.uid,
+            Object::Custom(o) => &o.uid,
         }
     }
     /// metadata.resourceVersion, when comparable.
@@ -84,6 +90,7 @@ impl Object {
             Object::StatefulSet(s) => s.resource_version,
             Object::Job(j) => j.resource_version,
             Object::DaemonSet(d) => d.resource_version,
+            Object::Custom(o) => o.resource_version,
         }
     }
     /// metadata.deletionTimestamp is set: the object is going away.
@@ -96,6 +103,7 @@ impl Object {
             Object::StatefulSet(s) => s.terminating,
             Object::Job(j) => j.terminating,
             Object::DaemonSet(d) => d.terminating,
+            Object::Custom(o) => o.terminating,
         }
     }
 
@@ -111,6 +119,7 @@ impl Object {
             Object::StatefulSet(s) => s.malformed.as_ref(),
             Object::Job(j) => j.malformed.as_ref(),
             Object::DaemonSet(d) => d.malformed.as_ref(),
+            Object::Custom(o) => o.malformed.as_ref(),
         }
     }
 
@@ -120,6 +129,7 @@ impl Object {
             Object::ReplicaSet(r) => Some(r.generation),
             Object::StatefulSet(s) => Some(s.generation),
             Object::DaemonSet(d) => Some(d.generation),
+            Object::Custom(o) => Some(o.generation),
             Object::Pod(_) | Object::Node(_) | Object::Lease(_) | Object::Job(_) => None,
         }
     }
@@ -128,6 +138,7 @@ impl Object {
     pub fn controller_ref(&self) -> Option<&OwnerRef> {
         match self {
             Object::Pod(p) => p.controller.as_ref(),
+            Object::Custom(o) => o.controller.as_ref(),
             Object::ReplicaSet(_)
             | Object::Node(_)
             | Object::Lease(_)

@@ -28,7 +28,7 @@ pub trait Reconciler: Send + 'static {
     /// The resource whose objects are this controller's keys.
     fn primary(&self) -> Resource;
     /// Every resource it reads; it runs only once all of them are synced.
-    fn reads(&self) -> &'static [Resource];
+    fn reads(&self) -> &[Resource];
     /// The keys whose reconcile depends on `object`.
     fn keys_for(&self, object: &Object, keys: &mut SmallVec<[ObjectKey; 2]>);
     /// Keys found in the cache that depend on a cluster-wide `object` (a Node concerns every

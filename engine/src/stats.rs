@@ -123,7 +123,7 @@ impl ControllerStats {
             proven_keys: 0,
             awaiting_barrier: 0,
             parked_duration_us: histogram(),
-            cache_lag_us: PerResource::from_fn(|_| histogram()),
+            cache_lag_us: PerResource::filled(histogram()),
             unfinished_work: Duration::ZERO,
             longest_running: Duration::ZERO,
         }

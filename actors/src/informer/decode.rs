@@ -3,7 +3,7 @@
 
 use serde_json::value::RawValue;
 use tidemark_engine::{
-    DaemonSetView, DecodeError, JobView, LeaseView, NodeView, Object, PodView, ReplicaSetView,
+    CustomObject, DaemonSetView, DecodeError, JobView, LeaseView, NodeView, Object, PodView, ReplicaSetView,
     Resource, StatefulSetView,
 };
 
@@ -28,6 +28,7 @@ pub fn decode(resource: Resource, raw: &RawValue) -> Result<(Object, bool), Deco
         Resource::PersistentVolumeClaims | Resource::ControllerRevisions => Err(
             DecodeError::Malformed(format!("{resource} are written, never cached")),
         ),
+        _ => CustomObject::from_json(resource, bytes).map(|o| (Object::Custom(o), false)),
     }
 }
 

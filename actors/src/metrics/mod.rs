@@ -297,7 +297,7 @@ impl TidemarkCollector {
                 MetricType::Gauge,
             )?;
             let mut groups: Vec<(&str, bool)> =
-                Resource::ALL.iter().map(|r| (r.group(), false)).collect();
+                Resource::all().map(|r| (r.group(), false)).collect();
             // One series per group: a group's resources are not neighbours in `ALL`.
             groups.sort_by_key(|(g, _)| *g);
             groups.dedup_by_key(|(g, _)| *g);

@@ -48,7 +48,7 @@ pub fn encode_stale_sync_skips(
             .reads
             .iter()
             .find(|(name, _)| *name == c.controller)
-            .map_or(&[][..], |(_, r)| *r);
+            .map_or(&[][..], |(_, r)| r.as_slice());
         let name = format!("{sub}_stale_sync_skips");
         let help = format!(
             "Total number of {} syncs skipped due to a stale watch cache.",

@@ -490,9 +490,8 @@ impl ShardActor {
 impl Handler<Snapshot> for ShardActor {
     type Result = MessageResult<Snapshot>;
     fn handle(&mut self, _: Snapshot, _: &mut Self::Context) -> Self::Result {
-        let resources = Resource::ALL
-            .iter()
-            .map(|&r| {
+        let resources = Resource::all()
+            .map(|r| {
                 (
                     r,
                     self.shard.is_synced(r),

@@ -11,7 +11,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 use tidemark_actors::embedded::{DEMO_NAMESPACE, client_for, replicaset_manifest, start_server};
 use tidemark_actors::informer::backoff::ReflectorBackoff;
-use tidemark_actors::manager::{CustomController, Manager, ManagerConfig};
+use tidemark_actors::manager::{Manager, ManagerConfig};
+use tidemark_actors::registration::Registration;
 use tidemark_actors::metrics::{MetricsState, serve};
 use tidemark_engine::{
     Object, ObjectKey, Plan, ReconcileError, Reconciler, Resource, ShardCache, ShardRouter,
@@ -34,7 +35,7 @@ impl Reconciler for Flaky {
     fn primary(&self) -> Resource {
         Resource::ReplicaSets
     }
-    fn reads(&self) -> &'static [Resource] {
+    fn reads(&self) -> &[Resource] {
         &[Resource::ReplicaSets]
     }
     fn keys_for(&self, object: &Object, keys: &mut SmallVec<[ObjectKey; 2]>) {
@@ -94,15 +95,10 @@ fn a_shard_that_panics_is_restarted_reported_and_the_other_keys_keep_flowing() {
         let config = ManagerConfig {
             shards: 2,
             controllers: vec!["flaky".into()],
-            custom_controllers: vec![CustomController {
-                name: "flaky".into(),
-                make: Arc::new(move || {
-                    Box::new(Flaky {
-                        panics_left: left.clone(),
-                        reconciled: log.clone(),
-                    })
-                }),
-            }],
+            registrations: vec![Registration::new(move || Flaky {
+                panics_left: left.clone(),
+                reconciled: log.clone(),
+            })],
             shard_restart_backoff: ReflectorBackoff::new(
                 Duration::from_secs(2),
                 Duration::from_secs(60),

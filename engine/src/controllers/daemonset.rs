@@ -106,7 +106,7 @@ impl Reconciler for DaemonSetController {
     fn primary(&self) -> Resource {
         Resource::DaemonSets
     }
-    fn reads(&self) -> &'static [Resource] {
+    fn reads(&self) -> &[Resource] {
         &[Resource::DaemonSets, Resource::Pods, Resource::Nodes]
     }
 

@@ -246,7 +246,7 @@ impl Reconciler for JobController {
     fn primary(&self) -> Resource {
         Resource::Jobs
     }
-    fn reads(&self) -> &'static [Resource] {
+    fn reads(&self) -> &[Resource] {
         &[Resource::Jobs, Resource::Pods]
     }
 

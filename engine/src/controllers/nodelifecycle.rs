@@ -164,7 +164,7 @@ impl Reconciler for NodeLifecycleController {
     fn primary(&self) -> Resource {
         Resource::Nodes
     }
-    fn reads(&self) -> &'static [Resource] {
+    fn reads(&self) -> &[Resource] {
         &[Resource::Nodes, Resource::Leases]
     }
     fn proof_per_decision(&self) -> bool {
@@ -179,7 +179,8 @@ impl Reconciler for NodeLifecycleController {
             | Object::ReplicaSet(_)
             | Object::StatefulSet(_)
             | Object::Job(_)
-            | Object::DaemonSet(_) => {}
+            | Object::DaemonSet(_)
+            | Object::Custom(_) => {}
         }
     }
 

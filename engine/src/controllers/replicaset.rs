@@ -31,7 +31,7 @@ impl Reconciler for ReplicaSetController {
     fn primary(&self) -> Resource {
         Resource::ReplicaSets
     }
-    fn reads(&self) -> &'static [Resource] {
+    fn reads(&self) -> &[Resource] {
         &[Resource::ReplicaSets, Resource::Pods]
     }
 
@@ -43,7 +43,8 @@ impl Reconciler for ReplicaSetController {
             | Object::Lease(_)
             | Object::StatefulSet(_)
             | Object::Job(_)
-            | Object::DaemonSet(_) => {}
+            | Object::DaemonSet(_)
+            | Object::Custom(_) => {}
         }
     }
 

@@ -248,7 +248,7 @@ impl Reconciler for StatefulSetController {
     fn primary(&self) -> Resource {
         Resource::StatefulSets
     }
-    fn reads(&self) -> &'static [Resource] {
+    fn reads(&self) -> &[Resource] {
         &[Resource::StatefulSets, Resource::Pods]
     }
 
@@ -260,7 +260,8 @@ impl Reconciler for StatefulSetController {
             | Object::Node(_)
             | Object::Lease(_)
             | Object::Job(_)
-            | Object::DaemonSet(_) => {}
+            | Object::DaemonSet(_)
+            | Object::Custom(_) => {}
         }
     }
 

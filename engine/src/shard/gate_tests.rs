@@ -15,8 +15,7 @@ use crate::rv::{NotComparable, ResourceVersion};
 use std::path::Path;
 
 fn resource(plural: &str) -> Resource {
-    Resource::ALL
-        .into_iter()
+    Resource::all()
         .find(|r| r.plural() == plural)
         .unwrap_or_else(|| panic!("no resource {plural:?}"))
 }

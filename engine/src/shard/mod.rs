@@ -200,7 +200,7 @@ impl Shard {
     /// Forgets relist holds that have lasted the lag threshold: the cache now counts as lagging
     /// by what it misses.
     fn forget_finished_holds(&mut self, now: Instant) {
-        for resource in Resource::ALL {
+        for resource in Resource::all() {
             let since = self.relisting.get_mut(resource);
             if since.is_some_and(|t| now.saturating_duration_since(t) >= self.lag_threshold) {
                 *since = None;
@@ -259,9 +259,10 @@ impl Shard {
     pub fn next_deadline(&self) -> Option<Instant> {
         // A relist's hold ends on its own: the shard must poll then (`poll` forgets holds that
         // are over, so none of these is in the past).
-        let holds = Resource::ALL
+        let holds = self
+            .relisting
             .iter()
-            .filter_map(|r| *self.relisting.get(*r))
+            .filter_map(|(_, since)| *since)
             .map(|since| since + self.lag_threshold);
         self.controllers
             .iter()

@@ -782,7 +782,7 @@ impl crate::reconciler::Reconciler for PanicsOnBomb {
     fn primary(&self) -> Resource {
         ReplicaSetController.primary()
     }
-    fn reads(&self) -> &'static [Resource] {
+    fn reads(&self) -> &[Resource] {
         ReplicaSetController.reads()
     }
     fn keys_for(&self, object: &Object, keys: &mut smallvec::SmallVec<[ObjectKey; 2]>) {

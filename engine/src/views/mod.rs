@@ -3,6 +3,7 @@
 //! Nothing here imports [`crate::object`], which wraps them.
 
 pub mod checked;
+pub mod custom;
 pub mod daemonset;
 pub mod job;
 pub mod malformed;

@@ -25,7 +25,7 @@ impl Reconciler for Noop {
     fn primary(&self) -> Resource {
         Resource::ReplicaSets
     }
-    fn reads(&self) -> &'static [Resource] {
+    fn reads(&self) -> &[Resource] {
         &[Resource::Pods, Resource::ReplicaSets]
     }
     fn keys_for(&self, object: &Object, keys: &mut SmallVec<[ObjectKey; 2]>) {
