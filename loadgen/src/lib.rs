@@ -72,6 +72,7 @@ pub mod admission;
 pub mod apiserver;
 pub mod bench;
 pub mod campaign;
+pub mod crd;
 pub mod faults;
 pub mod kubelet;
 pub mod logs;

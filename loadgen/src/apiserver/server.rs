@@ -144,11 +144,14 @@ fn serve(
 }
 
 /// Stores `objects` (each names its `kind`; namespaced ones their namespace), replacing what
-/// is there by name. Kinds the server does not serve are an error.
+/// is there by name. Kinds the server does not serve are an error; a CustomResourceDefinition
+/// serves its kind to the objects after it.
 pub(crate) fn apply_objects(store: &Store, objects: &[Value]) -> Result<(), ApiError> {
     for obj in objects {
         let kind = obj["kind"].as_str().unwrap_or("");
-        let r = Resource::from_kind(kind)
+        let api_version = obj["apiVersion"].as_str().unwrap_or("");
+        let r = store
+            .resource_for_kind(api_version, kind)
             .ok_or_else(|| ApiError::bad_request(format!("no resource serves kind {kind:?}")))?;
         let ns = if r.namespaced() {
             obj["metadata"]["namespace"].as_str().unwrap_or("default")
