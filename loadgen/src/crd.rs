@@ -223,6 +223,28 @@ pub fn definition(crd: &Value) -> Result<Definition, Vec<StatusCause>> {
     })
 }
 
+/// A CustomResourceDefinition manifest for tests and scenarios: `<plural>.<group>` serving
+/// `version` (stored) with the status subresource, scope `Namespaced` or `Cluster`, and a
+/// schema of an open `spec` and `status`.
+pub fn manifest(group: &str, version: &str, kind: &str, plural: &str, namespaced: bool) -> Value {
+    let open = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true});
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("{plural}.{group}")},
+        "spec": {
+            "group": group,
+            "names": {"plural": plural, "singular": kind.to_ascii_lowercase(), "kind": kind},
+            "scope": if namespaced { "Namespaced" } else { "Cluster" },
+            "versions": [{
+                "name": version, "served": true, "storage": true,
+                "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": open, "status": open}}},
+            }],
+        },
+    })
+}
+
 /// The status of an established CustomResourceDefinition declaring `d`.
 pub fn established_status(d: &Definition) -> Value {
     let now = now_rfc3339();

@@ -396,6 +396,25 @@ impl ApiServer {
         apply_objects(&self.store, objects)
     }
 
+    /// Stores a CustomResourceDefinition (validated as a POST would be; see
+    /// [`crate::crd::manifest`]) and returns the resource it serves from now on.
+    pub fn define(&self, crd: &Value) -> Result<Resource, ApiError> {
+        let stored = self.store.create(
+            Resource::CustomResourceDefinitions,
+            "",
+            crd.clone(),
+            Some(LOADGEN_USER_AGENT),
+        )?;
+        crate::store::customs::declared(&stored.value).ok_or_else(|| ApiError::Internal {
+            message: "the stored CustomResourceDefinition serves no resource".into(),
+        })
+    }
+
+    /// The resource served at `group`/`plural`, built-in or custom.
+    pub fn resource(&self, group: &str, plural: &str) -> Option<Resource> {
+        self.store.resource_for(group, plural)
+    }
+
     /// A kubeconfig for this server: the cluster trusted as `trust` asks (the server's CA
     /// inline by default) and `user`.
     pub fn kubeconfig_for(&self, user: &KubeconfigUser) -> String {
