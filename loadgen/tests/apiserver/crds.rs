@@ -393,6 +393,25 @@ async fn a_cluster_scoped_crd_serves_objects_without_a_namespace() -> TestResult
 }
 
 #[tokio::test]
+async fn an_established_crd_keeps_its_definition_but_takes_new_labels() -> TestResult {
+    let (server, client) = start(quiet_config()).await?;
+    define(&client, widgets_crd()).await?;
+    let crds = Api::<CustomResourceDefinition>::all(client.clone());
+    let pp = PatchParams::default();
+    let labelled = Patch::Merge(json!({"metadata": {"labels": {"team": "infra"}}}));
+    crds.patch("widgets.example.com", &pp, &labelled).await?;
+    let renamed = Patch::Merge(json!({"spec": {"names": {"shortNames": ["wd"]}}}));
+    let e = crds
+        .patch("widgets.example.com", &pp, &renamed)
+        .await
+        .err()
+        .ok_or("the served definition changed")?;
+    assert_eq!(api_code(&e), Some(422), "{e}");
+    server.shutdown().await;
+    Ok(())
+}
+
+#[tokio::test]
 async fn deleting_the_crd_removes_its_objects_and_stops_serving_it() -> TestResult {
     let (server, client) = start(quiet_config()).await?;
     define(&client, widgets_crd()).await?;
