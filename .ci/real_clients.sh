@@ -54,7 +54,36 @@ if kubectl --kubeconfig "$dir/reader" get pods -n ci 2> "$dir/forbidden"; then
   exit 1
 fi
 grep -q 'cannot list resource "pods"' "$dir/forbidden"
-echo "kubectl: ok (TLS, client certificate, apply, get, SelfSubjectAccessReview, TokenRequest, 403 as a ServiceAccount)"
+# A CustomResourceDefinition, then an object of it: applied twice (the second apply is a merge
+# patch, as kubectl sends for custom resources), listed by plural and by short name.
+cat <<'YAML' | k apply -f - > /dev/null
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget, shortNames: [wd]}
+  versions:
+  - name: v1alpha1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, x-kubernetes-preserve-unknown-fields: true}
+          status: {type: object, x-kubernetes-preserve-unknown-fields: true}
+YAML
+k wait --for condition=Established crd/widgets.example.com --timeout=10s > /dev/null
+for size in 3 4; do
+  printf 'apiVersion: example.com/v1alpha1\nkind: Widget\nmetadata: {name: gear, namespace: ci}\nspec: {size: %s}\n' "$size" \
+    | k apply -f - > /dev/null
+done
+k get widgets -n ci | grep -q '^gear '
+[ "$(k get wd gear -n ci -o jsonpath='{.spec.size}')" = 4 ]
+echo "kubectl: ok (TLS, client certificate, apply, get, SelfSubjectAccessReview, TokenRequest, 403 as a ServiceAccount, a CRD and a custom object)"
 python3 .ci/official_client.py "$dir/kubeconfig"
 
 # kubectl rollout status judges a StatefulSet rollout from the status Tidemark writes: a second

@@ -67,11 +67,20 @@
 //!   (no field types below the top level): enough for kubectl to validate on the server
 //!   (`fieldValidation`), not for `kubectl explain`. `/openapi/v2` is JSON only (406 for a
 //!   protobuf-only `Accept`).
+//! - CustomResourceDefinitions ([`crd`]) are validated (the essentials, `422` with causes) and
+//!   established at once; their resource ([`Resource::Custom`], interned process-wide in
+//!   [`resource::custom`], served per store by [`customs`](store::customs)) is then a resource
+//!   like the built-ins: discovery, OpenAPI, lists, watches, faults, RBAC, garbage collection,
+//!   the status subresource. Only the storage version is served (no conversion); strategic
+//!   merge patch is `415`; a CRD's names, scope, versions and subresources cannot change
+//!   (`422`: delete and re-create it); deleting it deletes its objects first. In-process:
+//!   [`ApiServer::define`] or [`ApiServer::apply`] with the CRD before its objects.
 
 pub mod admission;
 pub mod apiserver;
 pub mod bench;
 pub mod campaign;
+pub mod crd;
 pub mod faults;
 pub mod kubelet;
 pub mod logs;

@@ -86,7 +86,7 @@ fn set_fault<T: Targeted>(
         Ok(r) => r,
         Err(message) => return bad(message),
     };
-    let Some(resource) = Resource::from_plural(req.resource()) else {
+    let Some(resource) = s.store.resource_named(req.resource()) else {
         return bad(format!("unknown resource {:?}", req.resource()));
     };
     let what = apply(&s.faults, resource, req);
@@ -304,7 +304,7 @@ pub async fn put_raw(
     Path((plural, namespace, name)): Path<(String, String, String)>,
     body: Bytes,
 ) -> Response {
-    let Some(r) = Resource::from_plural(&plural) else {
+    let Some(r) = s.store.resource_named(&plural) else {
         return (
             StatusCode::NOT_FOUND,
             Json(json!({"error": format!("unknown resource {plural:?}")})),

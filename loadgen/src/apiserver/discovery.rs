@@ -1,4 +1,4 @@
-//! Discovery documents (`/version`, `/api`, `/api/v1`, `/apis`, `/apis/{group}/v1`) for standard clients.
+//! Discovery documents (`/version`, `/api`, `/api/v1`, `/apis`, `/apis/{group}/{version}`), custom resources included.
 
 use serde_json::{Value, json};
 
@@ -20,19 +20,25 @@ pub const REVIEWS: [(&str, &str, &str); 3] = [
     ),
 ];
 
-/// Every served API group but the core group, each once, in a fixed order.
-fn group_names() -> Vec<&'static str> {
-    let mut names: Vec<&str> = Vec::new();
-    let all = Resource::ALL
-        .iter()
-        .map(|r| r.group())
-        .chain(REVIEWS.iter().map(|(g, _, _)| *g));
-    for g in all {
-        if !g.is_empty() && !names.contains(&g) {
-            names.push(g);
+/// Every served resource: the built-ins, then `customs`.
+fn served(customs: &[Resource]) -> impl Iterator<Item = Resource> + '_ {
+    Resource::ALL.into_iter().chain(customs.iter().copied())
+}
+
+/// Every served API group but the core group, each once with its versions, in a fixed order.
+fn group_versions(customs: &[Resource]) -> Vec<(&'static str, Vec<&'static str>)> {
+    let mut out: Vec<(&str, Vec<&str>)> = Vec::new();
+    let all = served(customs)
+        .map(|r| (r.group(), r.version()))
+        .chain(REVIEWS.iter().map(|(g, _, _)| (*g, "v1")));
+    for (g, v) in all.filter(|(g, _)| !g.is_empty()) {
+        match out.iter_mut().find(|(name, _)| *name == g) {
+            Some((_, versions)) if !versions.contains(&v) => versions.push(v),
+            Some(_) => {}
+            None => out.push((g, vec![v])),
         }
     }
-    names
+    out
 }
 
 /// `/version`.
@@ -55,17 +61,18 @@ pub fn version() -> Value {
 }
 
 /// `/`: every path the server serves at the top.
-pub fn root_paths() -> Value {
+pub fn root_paths(customs: &[Resource]) -> Value {
     let mut paths = vec![
         "/api".to_string(),
         "/api/v1".to_string(),
         "/apis".to_string(),
     ];
-    for group in group_names() {
+    for (group, versions) in group_versions(customs) {
         let g = format!("/apis/{group}");
-        let gv = format!("{g}/v1");
+        for v in versions {
+            paths.push(format!("{g}/{v}"));
+        }
         paths.push(g);
-        paths.push(gv);
     }
     for p in [
         "/healthz",
@@ -89,28 +96,30 @@ pub fn core_versions() -> Value {
     })
 }
 
-fn group_version(group: &str) -> Value {
-    json!({"groupVersion": format!("{group}/v1"), "version": "v1"})
+fn group_version(group: &str, version: &str) -> Value {
+    json!({"groupVersion": format!("{group}/{version}"), "version": version})
 }
 
 /// `/apis/{group}` for a served group, or None.
-pub fn group(name: &str) -> Option<Value> {
-    group_names().contains(&name).then(|| {
-        json!({
-            "kind": "APIGroup",
-            "apiVersion": "v1",
-            "name": name,
-            "versions": [group_version(name)],
-            "preferredVersion": group_version(name),
-        })
-    })
+pub fn group(name: &str, customs: &[Resource]) -> Option<Value> {
+    let (_, versions) = group_versions(customs)
+        .into_iter()
+        .find(|(g, _)| *g == name)?;
+    let listed: Vec<Value> = versions.iter().map(|v| group_version(name, v)).collect();
+    Some(json!({
+        "kind": "APIGroup",
+        "apiVersion": "v1",
+        "name": name,
+        "versions": listed,
+        "preferredVersion": group_version(name, versions.first().copied().unwrap_or("v1")),
+    }))
 }
 
 /// `/apis`.
-pub fn groups() -> Value {
-    let groups: Vec<Value> = group_names()
+pub fn groups(customs: &[Resource]) -> Value {
+    let groups: Vec<Value> = group_versions(customs)
         .iter()
-        .filter_map(|g| group(g))
+        .filter_map(|(g, _)| group(g, customs))
         .map(|mut g| {
             if let Value::Object(m) = &mut g {
                 m.remove("kind");
@@ -123,9 +132,8 @@ pub fn groups() -> Value {
 }
 
 /// `/api/v1` (group `""`) or `/apis/{group}/v1`, or None for an unknown group version.
-pub fn resources(group: &str, version: &str) -> Option<Value> {
-    let served: Vec<Resource> = Resource::ALL
-        .into_iter()
+pub fn resources(group: &str, version: &str, customs: &[Resource]) -> Option<Value> {
+    let served: Vec<Resource> = served(customs)
         .filter(|r| r.group() == group && r.version() == version)
         .collect();
     let reviews: Vec<_> = REVIEWS
@@ -217,15 +225,15 @@ mod tests {
 
     #[test]
     fn the_core_group_lists_pods_and_apis_lists_every_group_once() {
-        let core = resources("", "v1").unwrap();
+        let core = resources("", "v1", &[]).unwrap();
         assert_eq!(core["resources"][0]["name"], "pods");
         assert_eq!(core["resources"][1]["name"], "pods/status");
-        let apps = resources("apps", "v1").unwrap();
+        let apps = resources("apps", "v1", &[]).unwrap();
         assert_eq!(apps["groupVersion"], "apps/v1");
         assert_eq!(apps["resources"][0]["kind"], "ReplicaSet");
-        assert!(resources("batch", "v1").is_some());
-        assert!(resources("policy", "v1").is_none());
-        let names: Vec<_> = groups()["groups"]
+        assert!(resources("batch", "v1", &[]).is_some());
+        assert!(resources("policy", "v1", &[]).is_none());
+        let names: Vec<_> = groups(&[])["groups"]
             .as_array()
             .unwrap()
             .iter()
@@ -238,6 +246,7 @@ mod tests {
                 "batch",
                 "coordination.k8s.io",
                 "rbac.authorization.k8s.io",
+                "apiextensions.k8s.io",
                 "authentication.k8s.io",
                 "authorization.k8s.io"
             ]

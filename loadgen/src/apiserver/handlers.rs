@@ -136,13 +136,18 @@ fn method_not_allowed(method: &Method) -> ApiError {
 async fn dispatch(app: &App, req: Request) -> Result<Response, ApiError> {
     let (parts, body) = req.into_parts();
     let path = parts.uri.path().to_string();
-    let route = routes::parse(&path).ok_or_else(|| not_found_path(&path))?;
+    let lookup = |group: &str, plural: &str| app.store.resource_for(group, plural);
+    let route = routes::parse_with(&path, &lookup).ok_or_else(|| not_found_path(&path))?;
+    let customs = app.store.custom_resources();
     let method = parts.method.clone();
     let ua = user_agent(&parts.headers);
     let ua = ua.as_deref();
     let is_get = method == Method::GET || method == Method::HEAD;
     match route {
-        Route::Root => Ok(value_response(StatusCode::OK, &discovery::root_paths())),
+        Route::Root => Ok(value_response(
+            StatusCode::OK,
+            &discovery::root_paths(&customs),
+        )),
         Route::Version if is_get => Ok(value_response(StatusCode::OK, &discovery::version())),
         Route::Health if is_get => {
             let mut r = Response::new(Body::from("ok"));
@@ -165,22 +170,26 @@ async fn dispatch(app: &App, req: Request) -> Result<Response, ApiError> {
                 *r.status_mut() = StatusCode::NOT_ACCEPTABLE;
                 return Ok(r);
             }
-            Ok(value_response(StatusCode::OK, &openapi::v2()))
+            Ok(value_response(StatusCode::OK, &openapi::v2(&customs)))
         }
-        Route::OpenApiV3Index if is_get => Ok(value_response(StatusCode::OK, &openapi::v3_index())),
-        Route::OpenApiV3(gv) if is_get => openapi::v3_group_version(&gv)
+        Route::OpenApiV3Index if is_get => {
+            Ok(value_response(StatusCode::OK, &openapi::v3_index(&customs)))
+        }
+        Route::OpenApiV3(gv) if is_get => openapi::v3_group_version(&gv, &customs)
             .map(|v| value_response(StatusCode::OK, &v))
             .ok_or_else(|| not_found_path(&path)),
         Route::CoreVersions if is_get => {
             Ok(value_response(StatusCode::OK, &discovery::core_versions()))
         }
-        Route::Groups if is_get => Ok(value_response(StatusCode::OK, &discovery::groups())),
-        Route::Group(g) if is_get => discovery::group(&g)
+        Route::Groups if is_get => Ok(value_response(StatusCode::OK, &discovery::groups(&customs))),
+        Route::Group(g) if is_get => discovery::group(&g, &customs)
             .map(|v| value_response(StatusCode::OK, &v))
             .ok_or_else(|| not_found_path(&path)),
-        Route::Resources { group, version } if is_get => discovery::resources(&group, &version)
-            .map(|v| value_response(StatusCode::OK, &v))
-            .ok_or_else(|| not_found_path(&path)),
+        Route::Resources { group, version } if is_get => {
+            discovery::resources(&group, &version, &customs)
+                .map(|v| value_response(StatusCode::OK, &v))
+                .ok_or_else(|| not_found_path(&path))
+        }
         Route::Collection {
             resource,
             namespace,
@@ -253,6 +262,9 @@ async fn dispatch(app: &App, req: Request) -> Result<Response, ApiError> {
                 Method::PATCH => {
                     let kind = content_type(&parts.headers).unwrap_or_default();
                     let mut patch = patch::parse(&kind, &read_body(body, &parts.headers).await?)?;
+                    if resource.is_custom() && patch.kind == PatchKind::Strategic {
+                        return Err(custom_strategic_merge());
+                    }
                     let mut warning = None;
                     if patch.kind != PatchKind::Json {
                         let body = std::mem::take(&mut patch.body);
@@ -361,6 +373,14 @@ async fn dispatch(app: &App, req: Request) -> Result<Response, ApiError> {
             Ok(value_response(StatusCode::OK, &scale_of(&stored.value)))
         }
         _ => Err(method_not_allowed(&method)),
+    }
+}
+
+/// Custom resources have no strategic merge patch (no patch strategies in their schema):
+/// `415`, as apiextensions-apiserver answers.
+fn custom_strategic_merge() -> ApiError {
+    ApiError::UnsupportedMediaType {
+        message: "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml".into(),
     }
 }
 

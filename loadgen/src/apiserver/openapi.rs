@@ -9,6 +9,10 @@ use crate::resource::Resource;
 
 /// The schema name of a kind, e.g. `io.k8s.api.core.v1.Pod`.
 pub fn definition_name(r: Resource) -> String {
+    if r.is_custom() {
+        let reversed: Vec<&str> = r.group().rsplit('.').collect();
+        return format!("{}.{}.{}", reversed.join("."), r.version(), r.kind());
+    }
     let group = match r.group() {
         "" => "core",
         "coordination.k8s.io" => "coordination",
@@ -32,12 +36,16 @@ fn schema(r: Resource) -> Value {
         };
         props.insert((*f).to_string(), p);
     }
-    json!({
+    let mut s = json!({
         "description": format!("{} (loadgen: a loose schema; the server validates)", r.kind()),
         "type": "object",
         "properties": props,
         "x-kubernetes-group-version-kind": [gvk(r)],
-    })
+    });
+    if r.preserves_unknown_fields() {
+        s["x-kubernetes-preserve-unknown-fields"] = json!(true);
+    }
+    s
 }
 
 fn list_schema(r: Resource, reference: &str) -> Value {
@@ -122,7 +130,7 @@ fn operation(flavor: Flavor, r: Resource, action: &str, id: &str, reference: &st
     };
     let mut op = json!({
         "operationId": id,
-        "tags": [if r.group().is_empty() { "core_v1".to_string() } else { format!("{}_v1", r.group().replace('.', "_")) }],
+        "tags": [if r.group().is_empty() { "core_v1".to_string() } else { format!("{}_{}", r.group().replace('.', "_"), r.version()) }],
         "parameters": params,
         "responses": {"200": ok, "401": {"description": "Unauthorized"}},
         "x-kubernetes-action": action,
@@ -208,8 +216,11 @@ fn document(flavor: Flavor, served: impl Iterator<Item = Resource>) -> Value {
 }
 
 /// `/openapi/v2`: every served path and kind.
-pub fn v2() -> Value {
-    document(Flavor::V2, Resource::ALL.into_iter())
+pub fn v2(customs: &[Resource]) -> Value {
+    document(
+        Flavor::V2,
+        Resource::ALL.into_iter().chain(customs.iter().copied()),
+    )
 }
 
 fn gv_path(group: &str, version: &str) -> String {
@@ -221,9 +232,9 @@ fn gv_path(group: &str, version: &str) -> String {
 }
 
 /// `/openapi/v3`: the index of group version documents.
-pub fn v3_index() -> Value {
+pub fn v3_index(customs: &[Resource]) -> Value {
     let mut paths = Map::new();
-    for r in Resource::ALL {
+    for r in Resource::ALL.into_iter().chain(customs.iter().copied()) {
         let key = gv_path(r.group(), r.version());
         let url = format!("/openapi/v3/{key}?hash=loadgen");
         paths.insert(key, json!({"serverRelativeURL": url}));
@@ -232,9 +243,10 @@ pub fn v3_index() -> Value {
 }
 
 /// `/openapi/v3/api/v1` or `/openapi/v3/apis/{group}/{version}`, or None if not served.
-pub fn v3_group_version(path: &str) -> Option<Value> {
+pub fn v3_group_version(path: &str, customs: &[Resource]) -> Option<Value> {
     let served: Vec<Resource> = Resource::ALL
         .into_iter()
+        .chain(customs.iter().copied())
         .filter(|r| gv_path(r.group(), r.version()) == path)
         .collect();
     (!served.is_empty()).then(|| document(Flavor::V3, served.into_iter()))
@@ -246,12 +258,12 @@ mod tests {
 
     #[test]
     fn the_v3_index_points_at_a_document_per_group_version() {
-        let index = v3_index();
+        let index = v3_index(&[]);
         let url = index["paths"]["apis/apps/v1"]["serverRelativeURL"]
             .as_str()
             .unwrap();
         assert!(url.starts_with("/openapi/v3/apis/apps/v1"));
-        let apps = v3_group_version("apis/apps/v1").unwrap();
+        let apps = v3_group_version("apis/apps/v1", &[]).unwrap();
         let patch =
             &apps["paths"]["/apis/apps/v1/namespaces/{namespace}/replicasets/{name}"]["patch"];
         assert_eq!(
@@ -266,12 +278,12 @@ mod tests {
                 .any(|p| p["name"] == "fieldValidation")
         );
         assert!(apps["components"]["schemas"]["io.k8s.api.apps.v1.ReplicaSet"].is_object());
-        assert!(v3_group_version("apis/policy/v1").is_none());
+        assert!(v3_group_version("apis/policy/v1", &[]).is_none());
     }
 
     #[test]
     fn swagger_lists_cluster_scoped_paths_without_a_namespace() {
-        let doc = v2();
+        let doc = v2(&[]);
         assert_eq!(doc["swagger"], "2.0");
         assert!(doc["paths"]["/api/v1/nodes/{name}/status"].is_object());
         assert!(doc["paths"]["/api/v1/namespaces/{namespace}/nodes"].is_null());

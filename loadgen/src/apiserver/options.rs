@@ -68,6 +68,9 @@ pub(crate) fn field_validation(
             "fieldValidation: Unsupported value: \"{mode}\": supported values: \"Ignore\", \"Strict\", \"Warn\""
         )));
     }
+    if r.preserves_unknown_fields() {
+        return Ok((body, None));
+    }
     let known = r.top_level_fields();
     let unknown: Vec<String> = body
         .as_object()

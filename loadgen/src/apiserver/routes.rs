@@ -78,8 +78,14 @@ pub enum Route {
     },
 }
 
-/// Parses a request path; `None` is a 404.
+/// Parses a request path addressing the built-in resources; `None` is a 404.
 pub fn parse(path: &str) -> Option<Route> {
+    parse_with(path, &Resource::from_group_plural)
+}
+
+/// Parses a request path, finding resources by group and plural with `lookup` (the store's
+/// [`resource_for`](crate::store::Store::resource_for), which knows custom resources).
+pub fn parse_with(path: &str, lookup: &dyn Fn(&str, &str) -> Option<Resource>) -> Option<Route> {
     let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
     let (group, version, rest): (&str, &str, &[&str]) = match segs.as_slice() {
         [] => return Some(Route::Root),
@@ -112,9 +118,7 @@ pub fn parse(path: &str) -> Option<Route> {
             name: (*name).to_string(),
         });
     }
-    let known = |plural: &str| {
-        Resource::from_group_plural(group, plural).filter(|r| r.version() == version)
-    };
+    let known = |plural: &str| lookup(group, plural).filter(|r| r.version() == version);
     let namespaced = |plural: &str| known(plural).filter(|r| r.namespaced());
     let cluster = |plural: &str| known(plural).filter(|r| !r.namespaced());
     let object = |resource: Resource, ns: &str, name: &str, status: bool| Route::Object {

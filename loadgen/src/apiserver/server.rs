@@ -144,11 +144,14 @@ fn serve(
 }
 
 /// Stores `objects` (each names its `kind`; namespaced ones their namespace), replacing what
-/// is there by name. Kinds the server does not serve are an error.
+/// is there by name. Kinds the server does not serve are an error; a CustomResourceDefinition
+/// serves its kind to the objects after it.
 pub(crate) fn apply_objects(store: &Store, objects: &[Value]) -> Result<(), ApiError> {
     for obj in objects {
         let kind = obj["kind"].as_str().unwrap_or("");
-        let r = Resource::from_kind(kind)
+        let api_version = obj["apiVersion"].as_str().unwrap_or("");
+        let r = store
+            .resource_for_kind(api_version, kind)
             .ok_or_else(|| ApiError::bad_request(format!("no resource serves kind {kind:?}")))?;
         let ns = if r.namespaced() {
             obj["metadata"]["namespace"].as_str().unwrap_or("default")
@@ -391,6 +394,25 @@ impl ApiServer {
     /// name, and creating their namespaces.
     pub fn apply(&self, objects: &[Value]) -> Result<(), ApiError> {
         apply_objects(&self.store, objects)
+    }
+
+    /// Stores a CustomResourceDefinition (validated as a POST would be; see
+    /// [`crate::crd::manifest`]) and returns the resource it serves from now on.
+    pub fn define(&self, crd: &Value) -> Result<Resource, ApiError> {
+        let stored = self.store.create(
+            Resource::CustomResourceDefinitions,
+            "",
+            crd.clone(),
+            Some(LOADGEN_USER_AGENT),
+        )?;
+        crate::store::customs::declared(&stored.value).ok_or_else(|| ApiError::Internal {
+            message: "the stored CustomResourceDefinition serves no resource".into(),
+        })
+    }
+
+    /// The resource served at `group`/`plural`, built-in or custom.
+    pub fn resource(&self, group: &str, plural: &str) -> Option<Resource> {
+        self.store.resource_for(group, plural)
     }
 
     /// A kubeconfig for this server: the cluster trusted as `trust` asks (the server's CA

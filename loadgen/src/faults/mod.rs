@@ -37,14 +37,14 @@ fn mix(revision: u64) -> u64 {
 /// Run-time fault settings, shared by every connection. Cheap to read.
 #[derive(Debug)]
 pub struct Faults {
-    watch_delay_micros: [AtomicU64; Resource::ALL.len()],
-    expire_next_watches: [AtomicU64; Resource::ALL.len()],
-    stalled: [AtomicBool; Resource::ALL.len()],
-    drop_after_events: [AtomicU64; Resource::ALL.len()],
+    watch_delay_micros: [AtomicU64; Resource::SLOTS],
+    expire_next_watches: [AtomicU64; Resource::SLOTS],
+    stalled: [AtomicBool; Resource::SLOTS],
+    drop_after_events: [AtomicU64; Resource::SLOTS],
     drop_epoch: AtomicU64,
     requests: RequestFaults,
-    lagging_replica_micros: [AtomicU64; Resource::ALL.len()],
-    jitter_micros: [AtomicU64; Resource::ALL.len()],
+    lagging_replica_micros: [AtomicU64; Resource::SLOTS],
+    jitter_micros: [AtomicU64; Resource::SLOTS],
     object_delays: parking_lot::RwLock<Vec<ObjectDelay>>,
     changed: watch::Sender<u64>,
 }

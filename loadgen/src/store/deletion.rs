@@ -295,6 +295,11 @@ impl Store {
         last: Option<Value>,
         user_agent: Option<&str>,
     ) -> Arc<Stored> {
+        if r == Resource::CustomResourceDefinitions
+            && let Some(crd) = inner.objects[r.index()].get(&key).cloned()
+        {
+            self.remove_custom_objects(inner, &crd.value);
+        }
         let removed = self.commit(inner, r, Verb::Delete, key.clone(), None, user_agent);
         let value = last.as_ref().unwrap_or(&removed.value);
         let uid = meta_str(value, "uid").to_string();
@@ -393,7 +398,11 @@ impl Store {
 
     /// Removes every namespaced object of namespace `ns` (the namespace controller's work).
     fn empty_namespace(&self, inner: &mut Inner, ns: &str) {
-        for r in Resource::ALL.into_iter().filter(|r| r.namespaced()) {
+        for r in self
+            .served_resources()
+            .into_iter()
+            .filter(|r| r.namespaced())
+        {
             let keys: Vec<Key> = inner.objects[r.index()]
                 .range((ns.to_string(), String::new())..)
                 .take_while(|(k, _)| k.0 == ns)

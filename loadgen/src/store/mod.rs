@@ -1,6 +1,7 @@
 //! The revisioned object store: one global revision counter, pre-encoded objects, an
 //! append-only event log (with each event's previous object) for watches and snapshots.
 
+pub mod customs;
 pub mod defaults;
 pub mod deletion;
 pub mod gc;
@@ -144,7 +145,7 @@ const MAX_LOG_READ: usize = 4096;
 
 pub(crate) struct Inner {
     pub(crate) revision: u64,
-    pub(crate) objects: [BTreeMap<Key, Arc<Stored>>; Resource::ALL.len()],
+    pub(crate) objects: [BTreeMap<Key, Arc<Stored>>; Resource::SLOTS],
     /// Contiguous: `log[i].rev == compacted + 1 + i`.
     log: VecDeque<Arc<Event>>,
     /// The oldest revision whose state can be reconstructed; the log holds every later event.
@@ -162,7 +163,9 @@ pub struct Store {
     pub(crate) inner: Mutex<Inner>,
     /// The revision of the last write to each resource, readable without the lock (the
     /// authorizer rebuilds its RBAC index when an RBAC kind's moves).
-    resource_revisions: [std::sync::atomic::AtomicU64; Resource::ALL.len()],
+    resource_revisions: [std::sync::atomic::AtomicU64; Resource::SLOTS],
+    /// The custom resources served: one per valid CustomResourceDefinition stored.
+    customs: parking_lot::RwLock<Vec<Resource>>,
     revision_tx: watch::Sender<u64>,
     kubelet: Option<mpsc::UnboundedSender<PodStarted>>,
     pub(crate) terminations: std::sync::OnceLock<mpsc::UnboundedSender<PodTerminating>>,
@@ -279,6 +282,11 @@ fn status_on_create(r: Resource, given: Option<Value>) -> Option<Value> {
         | Resource::ClusterRoleBindings
         | Resource::Roles
         | Resource::RoleBindings => given,
+        // The CRD's status is set when it is admitted.
+        Resource::CustomResourceDefinitions => None,
+        // With the status subresource a custom object starts without a status, as upstream.
+        Resource::Custom(_) if r.has_status() => None,
+        Resource::Custom(_) => given,
     }
 }
 
@@ -338,6 +346,7 @@ impl Store {
                 foreground: Default::default(),
             }),
             resource_revisions: std::array::from_fn(|_| Default::default()),
+            customs: parking_lot::RwLock::new(Vec::new()),
             revision_tx: watch::Sender::new(1),
             kubelet,
             terminations: std::sync::OnceLock::new(),
@@ -430,6 +439,9 @@ impl Store {
             let mut candidate = obj.clone();
             meta_mut(&mut candidate).insert("name".into(), Value::from(key.1.clone()));
             defaults::apply_defaults(r, &mut candidate, &uid, &key.1);
+            if r == Resource::CustomResourceDefinitions {
+                customs::admit_create(&mut candidate)?;
+            }
             if opts.validate {
                 let causes = validation::validate(r, &candidate);
                 if !causes.is_empty() {
@@ -532,6 +544,9 @@ impl Store {
                 new
             }
         };
+        if r == Resource::CustomResourceDefinitions && sub == Subresource::Main {
+            customs::admit_update(&stored.value, &new)?;
+        }
         if opts.validate && sub == Subresource::Main {
             let mut causes = validation::validate(r, &new);
             causes.extend(validation::validate_update(r, &stored.value, &new));
@@ -668,6 +683,9 @@ impl Store {
         inner
             .dependents
             .track(r, &key, prev.as_ref().map(|p| &p.value), new_value);
+        if r == Resource::CustomResourceDefinitions {
+            self.track_crd(prev.as_ref().map(|p| &p.value), new_value);
+        }
         inner.log.push_back(Arc::new(Event {
             rev,
             resource: r,

@@ -215,6 +215,7 @@ async fn discovery_works_for_kube_rs() -> TestResult {
                 ar.plural.as_str(),
                 "nodes"
                     | "namespaces"
+                    | "customresourcedefinitions"
                     | "clusterroles"
                     | "clusterrolebindings"
                     | "tokenreviews"
@@ -240,6 +241,7 @@ async fn discovery_works_for_kube_rs() -> TestResult {
             "/persistentvolumeclaims",
             "/pods",
             "/serviceaccounts",
+            "apiextensions.k8s.io/customresourcedefinitions",
             "apps/controllerrevisions",
             "apps/daemonsets",
             "apps/replicasets",

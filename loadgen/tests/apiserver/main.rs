@@ -5,6 +5,7 @@ mod admin_faults;
 mod arrival;
 mod behaviour;
 mod common;
+mod crds;
 mod crud;
 mod deletion;
 mod door;

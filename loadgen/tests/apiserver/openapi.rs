@@ -31,6 +31,7 @@ async fn the_openapi_v3_index_leads_to_a_document_per_group_version_with_field_v
         keys,
         [
             "api/v1",
+            "apis/apiextensions.k8s.io/v1",
             "apis/apps/v1",
             "apis/batch/v1",
             "apis/coordination.k8s.io/v1",

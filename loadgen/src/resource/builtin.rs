@@ -1,58 +1,6 @@
-//! The kinds of object the simulated API server serves, and their names on the wire.
+//! The built-in kinds' names on the wire and shapes: the static table behind [`Resource`].
 
-use std::fmt;
-
-/// A kind of object the server stores. The store is generic over this enum.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Resource {
-    /// core/v1 `pods`.
-    Pods,
-    /// apps/v1 `replicasets`.
-    ReplicaSets,
-    /// core/v1 `nodes` (cluster-scoped).
-    Nodes,
-    /// core/v1 `namespaces` (cluster-scoped).
-    Namespaces,
-    /// core/v1 `persistentvolumeclaims`.
-    PersistentVolumeClaims,
-    /// core/v1 `events`.
-    Events,
-    /// apps/v1 `daemonsets`.
-    DaemonSets,
-    /// apps/v1 `statefulsets`.
-    StatefulSets,
-    /// apps/v1 `controllerrevisions`.
-    ControllerRevisions,
-    /// batch/v1 `jobs`.
-    Jobs,
-    /// coordination.k8s.io/v1 `leases`.
-    Leases,
-    /// core/v1 `serviceaccounts` (with the `token` subresource, TokenRequest).
-    ServiceAccounts,
-    /// rbac.authorization.k8s.io/v1 `clusterroles` (cluster-scoped).
-    ClusterRoles,
-    /// rbac.authorization.k8s.io/v1 `clusterrolebindings` (cluster-scoped).
-    ClusterRoleBindings,
-    /// rbac.authorization.k8s.io/v1 `roles`.
-    Roles,
-    /// rbac.authorization.k8s.io/v1 `rolebindings`.
-    RoleBindings,
-}
-
-struct Info {
-    plural: &'static str,
-    singular: &'static str,
-    kind: &'static str,
-    list_kind: &'static str,
-    group: &'static str,
-    api_version: &'static str,
-    short_names: &'static [&'static str],
-    namespaced: bool,
-    status: bool,
-    scale: bool,
-    in_all: bool,
-    fields: &'static [&'static str],
-}
+use super::{Info, Resource};
 
 const SPEC_STATUS: &[&str] = &["apiVersion", "kind", "metadata", "spec", "status"];
 const SPEC_ONLY: &[&str] = &["apiVersion", "kind", "metadata", "spec"];
@@ -63,7 +11,7 @@ const RBAC_VERSION: &str = "rbac.authorization.k8s.io/v1";
 
 impl Resource {
     /// Every resource, in a fixed order (the order of [`Resource::index`]).
-    pub const ALL: [Resource; 16] = [
+    pub const ALL: [Resource; 17] = [
         Resource::Pods,
         Resource::ReplicaSets,
         Resource::Nodes,
@@ -80,6 +28,7 @@ impl Resource {
         Resource::ClusterRoleBindings,
         Resource::Roles,
         Resource::RoleBindings,
+        Resource::CustomResourceDefinitions,
     ];
 
     /// The kinds RBAC decisions are made from.
@@ -90,7 +39,7 @@ impl Resource {
         Resource::RoleBindings,
     ];
 
-    fn info(self) -> Info {
+    pub(super) fn builtin_info(self) -> Info {
         let base = |plural, singular, kind, list_kind, group, api_version| Info {
             plural,
             singular,
@@ -98,6 +47,7 @@ impl Resource {
             list_kind,
             group,
             api_version,
+            version: "v1",
             short_names: &[],
             namespaced: true,
             status: true,
@@ -299,101 +249,20 @@ impl Resource {
                     RBAC_VERSION,
                 )
             },
+            Resource::CustomResourceDefinitions => Info {
+                short_names: &["crd", "crds"],
+                namespaced: false,
+                ..base(
+                    "customresourcedefinitions",
+                    "customresourcedefinition",
+                    "CustomResourceDefinition",
+                    "CustomResourceDefinitionList",
+                    "apiextensions.k8s.io",
+                    "apiextensions.k8s.io/v1",
+                )
+            },
+            Resource::Custom(id) => super::custom::info(id),
         }
-    }
-
-    /// A dense index, for per-resource arrays.
-    pub fn index(self) -> usize {
-        self as usize
-    }
-
-    /// The plural resource name used in URLs, e.g. `pods`.
-    pub fn plural(self) -> &'static str {
-        self.info().plural
-    }
-
-    /// The singular name, e.g. `pod`.
-    pub fn singular(self) -> &'static str {
-        self.info().singular
-    }
-
-    /// The object kind, e.g. `Pod`.
-    pub fn kind(self) -> &'static str {
-        self.info().kind
-    }
-
-    /// The kind of a list of these objects, e.g. `PodList`.
-    pub fn list_kind(self) -> &'static str {
-        self.info().list_kind
-    }
-
-    /// The API group, empty for the core group.
-    pub fn group(self) -> &'static str {
-        self.info().group
-    }
-
-    /// The API version within the group, e.g. `v1`.
-    pub fn version(self) -> &'static str {
-        "v1"
-    }
-
-    /// The `apiVersion` field of objects, e.g. `v1` or `apps/v1`.
-    pub fn api_version(self) -> &'static str {
-        self.info().api_version
-    }
-
-    /// Short names that kubectl accepts, e.g. `po`.
-    pub fn short_names(self) -> &'static [&'static str] {
-        self.info().short_names
-    }
-
-    /// Whether objects live in a namespace (false for Nodes and Namespaces).
-    pub fn namespaced(self) -> bool {
-        self.info().namespaced
-    }
-
-    /// Whether the kind has a `/status` subresource (and a `status` that the main resource
-    /// does not write).
-    pub fn has_status(self) -> bool {
-        self.info().status
-    }
-
-    /// Whether the kind has a `/scale` subresource.
-    pub fn has_scale(self) -> bool {
-        self.info().scale
-    }
-
-    /// Whether `kubectl get all` lists it (discovery category `all`).
-    pub fn in_category_all(self) -> bool {
-        self.info().in_all
-    }
-
-    /// The top-level fields of the kind's schema (for `fieldValidation`).
-    pub fn top_level_fields(self) -> &'static [&'static str] {
-        self.info().fields
-    }
-
-    /// Finds a resource from its group and plural name.
-    pub fn from_group_plural(group: &str, plural: &str) -> Option<Resource> {
-        Resource::ALL
-            .into_iter()
-            .find(|r| r.group() == group && r.plural() == plural)
-    }
-
-    /// Finds a resource from its plural name alone.
-    pub fn from_plural(plural: &str) -> Option<Resource> {
-        Resource::ALL.into_iter().find(|r| r.plural() == plural)
-    }
-
-    /// Finds a resource from its kind, e.g. `Job` (for ownerReferences).
-    pub fn from_kind(kind: &str) -> Option<Resource> {
-        Resource::ALL.into_iter().find(|r| r.kind() == kind)
-    }
-}
-
-impl fmt::Display for Resource {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.plural())
     }
 }
 
@@ -407,6 +276,7 @@ mod tests {
             assert_eq!(Resource::from_group_plural(r.group(), r.plural()), Some(r));
             assert_eq!(Resource::ALL[r.index()], r);
             assert_eq!(Resource::from_kind(r.kind()), Some(r));
+            assert!(!r.is_custom() && r.index() < Resource::ALL.len());
         }
         assert_eq!(Resource::from_group_plural("", "replicasets"), None);
         assert!(!Resource::Nodes.namespaced());
