@@ -91,11 +91,7 @@ impl ManagerBuilder {
 
     /// Starts the manager: call inside an actix `System`, with `client` made on the I/O
     /// runtime `io` ([`crate::manager::io_runtime`]).
-    pub fn start(
-        self,
-        client: Client,
-        io: &tokio::runtime::Handle,
-    ) -> Result<Manager, StartError> {
+    pub fn start(self, client: Client, io: &tokio::runtime::Handle) -> Result<Manager, StartError> {
         Manager::start(&self.config, client, io)
     }
 

@@ -346,9 +346,8 @@ impl Manager {
         let arbiters: Vec<Arbiter> = (0..cores.min(router.shards()))
             .map(|_| Arbiter::new())
             .collect();
-        let (probe_txs, probe_rxs): (Vec<_>, Vec<_>) = Resource::all()
-            .map(|_| mpsc::unbounded_channel())
-            .unzip();
+        let (probe_txs, probe_rxs): (Vec<_>, Vec<_>) =
+            Resource::all().map(|_| mpsc::unbounded_channel()).unzip();
         let probes: ProbeRoutes = Arc::new(probe_txs);
         // Bumped by a restarted shard: every informer relists into it.
         let (resync, resync_rx) = watch::channel(0u64);

@@ -4,8 +4,8 @@
 use crate::manager::ManagerConfig;
 use std::sync::Arc;
 use tidemark_engine::{
-    DaemonSetController, JobController, NodeLifecycleController, Reconciler,
-    ReplicaSetController, StatefulSetController,
+    DaemonSetController, JobController, NodeLifecycleController, Reconciler, ReplicaSetController,
+    StatefulSetController,
 };
 
 /// A controller the manager can run: its `--controllers` name (the reconciler's

@@ -296,9 +296,7 @@ impl ShardCache {
             Resource::Jobs => self.jobs.get(key).and_then(|j| j.resource_version),
             Resource::DaemonSets => self.daemonsets.get(key).and_then(|d| d.resource_version),
             Resource::PersistentVolumeClaims | Resource::ControllerRevisions => None,
-            _ => self
-                .custom(resource, key)
-                .and_then(|o| o.resource_version),
+            _ => self.custom(resource, key).and_then(|o| o.resource_version),
         }
     }
 

@@ -41,6 +41,34 @@ pub enum Object {
 }
 
 impl Object {
+    /// Decodes one object of `resource` from its JSON, as the informer reads list pages and
+    /// watch events. The flag is true when it had to be read leniently (a Pod field of the
+    /// wrong type). Resources the engine writes but never caches are an error.
+    pub fn decode(resource: Resource, bytes: &[u8]) -> Result<(Object, bool), DecodeError> {
+        use crate::views::{daemonset, job, nodes, statefulset};
+        let strict = |o: Object| (o, false);
+        match resource {
+            Resource::Pods => PodView::decode(bytes).map(|(p, lenient)| (Object::Pod(p), lenient)),
+            Resource::ReplicaSets => {
+                ReplicaSetView::from_json(bytes).map(|r| strict(Object::ReplicaSet(r)))
+            }
+            Resource::Nodes => nodes::NodeView::from_json(bytes).map(|n| strict(Object::Node(n))),
+            Resource::Leases => {
+                nodes::LeaseView::from_json(bytes).map(|l| strict(Object::Lease(l)))
+            }
+            Resource::StatefulSets => statefulset::StatefulSetView::from_json(bytes)
+                .map(|s| strict(Object::StatefulSet(s))),
+            Resource::Jobs => job::JobView::from_json(bytes).map(|j| strict(Object::Job(j))),
+            Resource::DaemonSets => {
+                daemonset::DaemonSetView::from_json(bytes).map(|d| strict(Object::DaemonSet(d)))
+            }
+            Resource::PersistentVolumeClaims | Resource::ControllerRevisions => Err(
+                DecodeError::Malformed(format!("{resource} are written, never cached")),
+            ),
+            _ => CustomObject::from_json(resource, bytes).map(|o| strict(Object::Custom(o))),
+        }
+    }
+
     /// The resource this object belongs to.
     pub fn resource(&self) -> Resource {
         match self {

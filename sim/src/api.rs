@@ -5,43 +5,21 @@
 use loadgen::store::{Arriving, Preconditions, Store, Subresource, WriteOptions};
 use loadgen::{ApiError, DeleteOptions};
 use tidemark_engine::{
-    Action, DaemonSetView, DecodeError, JobView, LeaseView, NodeView, Object, PodView,
-    ReplicaSetView, Resource, StatefulSetView, WriteError, WriteErrorKind, WriteResult,
+    Action, DecodeError, Object, Resource, WriteError, WriteErrorKind, WriteResult,
 };
 
 /// The `User-Agent` the simulated manager's writes carry.
 pub const USER_AGENT: &str = "tidemark-sim";
 
-/// loadgen's name for an engine resource.
+/// loadgen's name for an engine resource: the same group and plural.
 pub fn api_resource(resource: Resource) -> loadgen::Resource {
-    match resource {
-        Resource::Pods => loadgen::Resource::Pods,
-        Resource::ReplicaSets => loadgen::Resource::ReplicaSets,
-        Resource::Nodes => loadgen::Resource::Nodes,
-        Resource::Leases => loadgen::Resource::Leases,
-        Resource::StatefulSets => loadgen::Resource::StatefulSets,
-        Resource::PersistentVolumeClaims => loadgen::Resource::PersistentVolumeClaims,
-        Resource::ControllerRevisions => loadgen::Resource::ControllerRevisions,
-        Resource::Jobs => loadgen::Resource::Jobs,
-        Resource::DaemonSets => loadgen::Resource::DaemonSets,
-    }
+    loadgen::Resource::from_group_plural(resource.group(), resource.plural())
+        .unwrap_or_else(|| panic!("the simulation serves only built-in resources, not {resource}"))
 }
 
-/// Decodes one stored object into the engine's view of it, as the informer does
-/// (actors/src/informer/decode.rs).
+/// Decodes one stored object into the engine's view of it, as the informer does.
 pub fn decode(resource: Resource, bytes: &[u8]) -> Result<Object, DecodeError> {
-    match resource {
-        Resource::Pods => PodView::decode(bytes).map(|(p, _)| Object::Pod(p)),
-        Resource::ReplicaSets => ReplicaSetView::from_json(bytes).map(Object::ReplicaSet),
-        Resource::Nodes => NodeView::from_json(bytes).map(Object::Node),
-        Resource::Leases => LeaseView::from_json(bytes).map(Object::Lease),
-        Resource::StatefulSets => StatefulSetView::from_json(bytes).map(Object::StatefulSet),
-        Resource::Jobs => JobView::from_json(bytes).map(Object::Job),
-        Resource::DaemonSets => DaemonSetView::from_json(bytes).map(Object::DaemonSet),
-        Resource::PersistentVolumeClaims | Resource::ControllerRevisions => Err(
-            DecodeError::Malformed(format!("{resource} are written, never cached")),
-        ),
-    }
+    Object::decode(resource, bytes).map(|(object, _)| object)
 }
 
 /// The write error the runtime's writer reports for an API error (by HTTP code and reason).

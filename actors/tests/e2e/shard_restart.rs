@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use tidemark_actors::embedded::{DEMO_NAMESPACE, client_for, replicaset_manifest, start_server};
 use tidemark_actors::informer::backoff::ReflectorBackoff;
 use tidemark_actors::manager::{Manager, ManagerConfig};
-use tidemark_actors::registration::Registration;
 use tidemark_actors::metrics::{MetricsState, serve};
+use tidemark_actors::registration::Registration;
 use tidemark_engine::{
     Object, ObjectKey, Plan, ReconcileError, Reconciler, Resource, ShardCache, ShardRouter,
 };

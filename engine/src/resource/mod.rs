@@ -118,7 +118,10 @@ const BUILT_IN: [(ResourceType, &str); 9] = [
         ResourceType::namespaced("apps", "v1", "ControllerRevision", "controllerrevisions"),
         "apps/v1",
     ),
-    (ResourceType::namespaced("batch", "v1", "Job", "jobs"), "batch/v1"),
+    (
+        ResourceType::namespaced("batch", "v1", "Job", "jobs"),
+        "batch/v1",
+    ),
     (
         ResourceType::namespaced("apps", "v1", "DaemonSet", "daemonsets"),
         "apps/v1",

@@ -105,7 +105,9 @@ pub(super) struct Entry {
 static REGISTERED: RwLock<Vec<&'static Entry>> = RwLock::new(Vec::new());
 
 fn registered() -> std::sync::RwLockReadGuard<'static, Vec<&'static Entry>> {
-    REGISTERED.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+    REGISTERED
+        .read()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// How many resources exist, built-in ones included.
@@ -164,7 +166,10 @@ pub(super) fn register(ty: ResourceType, projection: Projection) -> Result<usize
         return Err(RegisterError::Conflict {
             group: ty.group,
             plural: ty.plural,
-            existing: format!("{:?} projected into {}", existing.ty, existing.projection.type_name),
+            existing: format!(
+                "{:?} projected into {}",
+                existing.ty, existing.projection.type_name
+            ),
         });
     }
     if BUILT_IN.len() + table.len() >= usize::from(u16::MAX) {
