@@ -3,6 +3,7 @@
 
 use crate::key::{ObjectKey, Uid};
 use crate::labels::Labels;
+use crate::reconcile_error::ReconcileError;
 use crate::resource::Resource;
 use crate::rv::ResourceVersion;
 use crate::views::checked::{Checker, Field};
@@ -74,6 +75,30 @@ impl CustomObject {
     /// The user's projection, if the object decoded into `T` (the type it was registered with).
     pub fn get<T: 'static>(&self) -> Option<&T> {
         self.projection.as_deref()?.downcast_ref()
+    }
+
+    /// The projection `controller` decides on, or the error that stops it acting on this key:
+    /// [`ReconcileError::Malformed`] (no action until the object changes) when a field did not
+    /// fit, [`ReconcileError::Unbuildable`] when `T` is not the registered type.
+    pub fn read<T: 'static>(&self, controller: &'static str) -> Result<&T, ReconcileError> {
+        if let Some(malformed) = &self.malformed {
+            return Err(ReconcileError::Malformed {
+                controller,
+                resource: self.resource,
+                key: self.key.clone(),
+                uid: self.uid.clone(),
+                malformed: malformed.clone(),
+            });
+        }
+        self.get().ok_or_else(|| ReconcileError::Unbuildable {
+            controller,
+            key: self.key.clone(),
+            message: format!(
+                "{} is not projected into {}",
+                self.resource,
+                std::any::type_name::<T>()
+            ),
+        })
     }
 }
 
@@ -159,6 +184,10 @@ mod tests {
         let malformed = o.malformed.as_ref().expect("malformed");
         assert_eq!(malformed.fields()[0].path, "spec.teeth");
         assert!(o.get::<Sprocket>().is_none());
+        assert!(matches!(
+            o.read::<Sprocket>("gears"),
+            Err(ReconcileError::Malformed { .. })
+        ));
     }
 
     #[test]

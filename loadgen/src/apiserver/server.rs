@@ -545,6 +545,12 @@ impl ApiServer {
         .map(|_| ())
     }
 
+    /// Every commit after revision `pos`, of any resource, in revision order (a bounded
+    /// batch; read again from the revision it returns).
+    pub fn commits_after(&self, pos: u64) -> crate::store::LogRead {
+        self.store.commits_after(pos)
+    }
+
     /// The revision of the last committed write.
     pub fn current_revision(&self) -> u64 {
         self.store.current_revision()

@@ -826,6 +826,16 @@ impl Store {
 
     /// Events of `r` after revision `pos`, up to a bounded batch.
     pub fn events_after(&self, r: Resource, pos: u64) -> LogRead {
+        self.log_after(Some(r), pos)
+    }
+
+    /// Every commit after revision `pos`, of any resource, in revision order, up to a bounded
+    /// batch: what an invariant checker observes.
+    pub fn commits_after(&self, pos: u64) -> LogRead {
+        self.log_after(None, pos)
+    }
+
+    fn log_after(&self, only: Option<Resource>, pos: u64) -> LogRead {
         let inner = self.inner.lock();
         if pos < inner.compacted {
             return LogRead::Compacted(inner.compacted);
@@ -835,7 +845,7 @@ impl Store {
         let mut events = Vec::new();
         for e in inner.log.iter().skip(skip).take(MAX_LOG_READ) {
             read_to = e.rev;
-            if e.resource == r {
+            if only.is_none_or(|r| e.resource == r) {
                 events.push(e.clone());
             }
         }
