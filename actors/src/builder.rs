@@ -102,6 +102,20 @@ impl ManagerBuilder {
     }
 }
 
+/// Runs `work` inside an actix `System` (where [`ManagerBuilder::start`] must be called) with the
+/// I/O runtime beside it, whose handle `work` gets; then gives the runtime two seconds to stop.
+/// Make kube clients on that runtime (`handle.spawn(kube::Client::try_default())`).
+pub fn with_runtimes<F, Fut>(work: F) -> std::io::Result<Fut::Output>
+where
+    F: FnOnce(tokio::runtime::Handle) -> Fut,
+    Fut: std::future::Future,
+{
+    let io = crate::manager::io_runtime()?;
+    let output = actix::System::new().block_on(work(io.handle().clone()));
+    io.shutdown_timeout(std::time::Duration::from_secs(2));
+    Ok(output)
+}
+
 impl Manager {
     /// A builder with no controller selected.
     pub fn builder() -> ManagerBuilder {

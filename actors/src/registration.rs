@@ -93,11 +93,46 @@ mod tests {
 
     #[test]
     fn a_users_registration_is_found_before_a_built_in_of_the_same_name() {
-        let config = ManagerConfig {
-            node_monitor_grace_period: std::time::Duration::from_secs(7),
+        /// A user's own ReplicaSet controller: the built-in's logic under another gate.
+        struct MyReplicaSets;
+        impl Reconciler for MyReplicaSets {
+            fn name(&self) -> &'static str {
+                "replicaset"
+            }
+            fn gate_name(&self) -> &'static str {
+                "MyReplicaSet"
+            }
+            fn primary(&self) -> tidemark_engine::Resource {
+                ReplicaSetController.primary()
+            }
+            fn reads(&self) -> &[tidemark_engine::Resource] {
+                ReplicaSetController.reads()
+            }
+            fn keys_for(
+                &self,
+                object: &tidemark_engine::Object,
+                keys: &mut smallvec::SmallVec<[tidemark_engine::ObjectKey; 2]>,
+            ) {
+                ReplicaSetController.keys_for(object, keys)
+            }
+            fn reconcile(
+                &self,
+                key: &tidemark_engine::ObjectKey,
+                cache: &tidemark_engine::ShardCache,
+                ctx: &tidemark_engine::Context,
+            ) -> Result<tidemark_engine::Plan, tidemark_engine::ReconcileError> {
+                ReplicaSetController.reconcile(key, cache, ctx)
+            }
+        }
+        let built_in_only = ManagerConfig::default();
+        let with_mine = ManagerConfig {
+            registrations: vec![Registration::new(|| MyReplicaSets)],
             ..ManagerConfig::default()
         };
-        assert!(find(&config, "nodelifecycle").is_some());
-        assert!(find(&config, "no-such-controller").is_none());
+        let gate =
+            |config: &ManagerConfig| find(config, "replicaset").map(|r| r.make().gate_name());
+        assert_eq!(gate(&built_in_only), Some("ReplicaSet"));
+        assert_eq!(gate(&with_mine), Some("MyReplicaSet"));
+        assert!(find(&with_mine, "no-such-controller").is_none());
     }
 }

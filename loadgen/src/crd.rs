@@ -10,8 +10,8 @@
 
 use serde_json::{Value, json};
 
-use crate::admission::validation::{is_dns1123_label, is_dns1123_subdomain};
-use crate::apiserver::status::{INVALID, REQUIRED, StatusCause};
+use crate::admission::validation::{invalid, is_dns1123_label, is_dns1123_subdomain};
+use crate::apiserver::status::{REQUIRED, StatusCause};
 use crate::object::now_rfc3339;
 use crate::resource::Definition;
 
@@ -25,14 +25,6 @@ fn required(field: &str, why: &str) -> StatusCause {
         } else {
             format!("Required value: {why}")
         },
-        field: field.into(),
-    }
-}
-
-fn invalid(field: &str, value: &Value, why: &str) -> StatusCause {
-    StatusCause {
-        reason: INVALID.into(),
-        message: format!("Invalid value: {value}: {why}"),
         field: field.into(),
     }
 }

@@ -10,10 +10,7 @@ where
     F: FnOnce(tokio::runtime::Handle) -> Fut,
     Fut: std::future::Future<Output = ()>,
 {
-    let io = tidemark_actors::manager::io_runtime().expect("I/O runtime");
-    let handle = io.handle().clone();
-    actix::System::new().block_on(scenario(handle));
-    io.shutdown_timeout(Duration::from_secs(2));
+    tidemark_actors::builder::with_runtimes(scenario).expect("I/O runtime");
 }
 
 /// `GET path` on `addr` with HTTP/1.1 and `Connection: close`: the status code and the body.

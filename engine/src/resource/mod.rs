@@ -92,41 +92,21 @@ impl ResourceType {
 #[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Resource(u16);
 
-const BUILT_IN: [(ResourceType, &str); 9] = [
-    (ResourceType::namespaced("", "v1", "Pod", "pods"), "v1"),
-    (
-        ResourceType::namespaced("apps", "v1", "ReplicaSet", "replicasets"),
-        "apps/v1",
-    ),
-    (
-        ResourceType::cluster_scoped("", "v1", "Node", "nodes").broadcast(),
-        "v1",
-    ),
-    (
-        ResourceType::namespaced("coordination.k8s.io", "v1", "Lease", "leases"),
-        "coordination.k8s.io/v1",
-    ),
-    (
-        ResourceType::namespaced("apps", "v1", "StatefulSet", "statefulsets"),
-        "apps/v1",
-    ),
-    (
-        ResourceType::namespaced("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims"),
-        "v1",
-    ),
-    (
-        ResourceType::namespaced("apps", "v1", "ControllerRevision", "controllerrevisions"),
-        "apps/v1",
-    ),
-    (
-        ResourceType::namespaced("batch", "v1", "Job", "jobs"),
-        "batch/v1",
-    ),
-    (
-        ResourceType::namespaced("apps", "v1", "DaemonSet", "daemonsets"),
-        "apps/v1",
-    ),
+const BUILT_IN: [ResourceType; 9] = [
+    ResourceType::namespaced("", "v1", "Pod", "pods"),
+    ResourceType::namespaced("apps", "v1", "ReplicaSet", "replicasets"),
+    ResourceType::cluster_scoped("", "v1", "Node", "nodes").broadcast(),
+    ResourceType::namespaced("coordination.k8s.io", "v1", "Lease", "leases"),
+    ResourceType::namespaced("apps", "v1", "StatefulSet", "statefulsets"),
+    ResourceType::namespaced("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims"),
+    ResourceType::namespaced("apps", "v1", "ControllerRevision", "controllerrevisions"),
+    ResourceType::namespaced("batch", "v1", "Job", "jobs"),
+    ResourceType::namespaced("apps", "v1", "DaemonSet", "daemonsets"),
 ];
+
+/// The built-ins' `apiVersion`s, made once from their groups and versions.
+static BUILT_IN_API_VERSIONS: std::sync::LazyLock<[&'static str; BUILT_IN.len()]> =
+    std::sync::LazyLock::new(|| BUILT_IN.map(|ty| &*Box::leak(ty.api_version().into_boxed_str())));
 
 #[allow(non_upper_case_globals)]
 impl Resource {
@@ -221,7 +201,7 @@ impl Resource {
     /// Its description.
     pub fn ty(self) -> ResourceType {
         match BUILT_IN.get(self.index()) {
-            Some((ty, _)) => *ty,
+            Some(ty) => *ty,
             None => registry::entry(self.index()).ty,
         }
     }
@@ -249,8 +229,8 @@ impl Resource {
 
     /// The apiVersion of objects of this resource.
     pub fn api_version(self) -> &'static str {
-        match BUILT_IN.get(self.index()) {
-            Some((_, api_version)) => api_version,
+        match BUILT_IN_API_VERSIONS.get(self.index()) {
+            Some(api_version) => api_version,
             None => registry::entry(self.index()).api_version,
         }
     }

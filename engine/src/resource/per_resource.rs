@@ -52,8 +52,14 @@ impl<T> PerResource<T> {
         self.values.get(resource.index()).unwrap_or(&self.fill)
     }
 
-    /// Every (resource, value) pair.
+    /// Every (resource, value) pair stored (without reading the registry: this runs on the
+    /// shard's hot path).
     pub fn iter(&self) -> impl Iterator<Item = (Resource, &T)> {
-        Resource::all().zip(self.values.iter())
+        (0u16..).map(Resource).zip(self.values.iter())
+    }
+
+    /// Every (resource, value) pair stored, the values mutably.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (Resource, &mut T)> {
+        (0u16..).map(Resource).zip(self.values.iter_mut())
     }
 }

@@ -124,7 +124,7 @@ pub(super) fn entry(index: usize) -> &'static Entry {
 /// The index of the resource served as `group`/`plural`, built-in or registered.
 pub(super) fn find(group: &str, plural: &str) -> Option<usize> {
     let same = |ty: &ResourceType| ty.group == group && ty.plural == plural;
-    BUILT_IN.iter().position(|(ty, _)| same(ty)).or_else(|| {
+    BUILT_IN.iter().position(same).or_else(|| {
         registered()
             .iter()
             .position(|e| same(&e.ty))
@@ -145,7 +145,7 @@ pub(super) fn register(ty: ResourceType, projection: Projection) -> Result<usize
     }
     if BUILT_IN
         .iter()
-        .any(|(b, _)| b.group == ty.group && b.plural == ty.plural)
+        .any(|b| b.group == ty.group && b.plural == ty.plural)
     {
         return Err(RegisterError::BuiltIn {
             group: ty.group,

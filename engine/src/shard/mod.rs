@@ -200,8 +200,7 @@ impl Shard {
     /// Forgets relist holds that have lasted the lag threshold: the cache now counts as lagging
     /// by what it misses.
     fn forget_finished_holds(&mut self, now: Instant) {
-        for resource in Resource::all() {
-            let since = self.relisting.get_mut(resource);
+        for (_, since) in self.relisting.iter_mut() {
             if since.is_some_and(|t| now.saturating_duration_since(t) >= self.lag_threshold) {
                 *since = None;
             }

@@ -224,9 +224,11 @@ impl Shard {
 
     /// Forgets known revisions every synced cache has reached.
     fn prune_known(&mut self) {
-        let lowest = Resource::all()
-            .filter(|r| *self.synced.get(*r))
-            .map(|r| *self.watermarks.get(r))
+        let lowest = self
+            .synced
+            .iter()
+            .filter(|(_, synced)| **synced)
+            .map(|(r, _)| *self.watermarks.get(r))
             .min();
         if let Some(Some(lowest)) = lowest {
             self.known.prune(lowest);

@@ -3,28 +3,26 @@
 
 use anyhow::Context as _;
 use tidemark_actors::Manager;
-use tidemark_actors::manager::io_runtime;
+use tidemark_actors::builder::with_runtimes;
 
 fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .init();
-    let io = io_runtime().context("the I/O runtime")?;
-    let client = io
-        .block_on(kube::Client::try_default())
-        .context("a client from the kubeconfig")?;
     let registration = tidemark_example_podset::registration()?;
-    let handle = io.handle().clone();
-    actix::System::new().block_on(async move {
+    with_runtimes(|io| async move {
+        let client = io
+            .spawn(kube::Client::try_default())
+            .await?
+            .context("a client from the kubeconfig")?;
         let manager = Manager::builder()
             .controller(registration)
-            .start(client, &handle)?;
+            .start(client, &io)?;
         tokio::signal::ctrl_c()
             .await
             .context("waiting for Ctrl-C")?;
         manager.stop();
         anyhow::Ok(())
-    })?;
-    io.shutdown_timeout(std::time::Duration::from_secs(5));
-    Ok(())
+    })
+    .context("the I/O runtime")?
 }

@@ -6,6 +6,7 @@
 use serde_json::{Value, json};
 use std::time::Duration;
 use tidemark_actors::Manager;
+use tidemark_actors::builder::with_runtimes;
 use tidemark_actors::embedded::{DEMO_NAMESPACE, client_for, start_server};
 use tidemark_engine::FeatureGates;
 use tidemark_example_podset::{CRD_YAML, NoExcessPods, registration};
@@ -15,17 +16,6 @@ use tokio::time::Instant;
 
 const PODSETS: usize = 6;
 const STEPS: [u32; 3] = [2, 4, 7];
-
-fn with_runtime<F, Fut>(scenario: F)
-where
-    F: FnOnce(tokio::runtime::Handle) -> Fut,
-    Fut: std::future::Future<Output = ()>,
-{
-    let io = tidemark_actors::manager::io_runtime().expect("I/O runtime");
-    let handle = io.handle().clone();
-    actix::System::new().block_on(scenario(handle));
-    io.shutdown_timeout(Duration::from_secs(2));
-}
 
 fn podset(name: &str, replicas: u32) -> Value {
     json!({
@@ -136,7 +126,7 @@ async fn run(io: &tokio::runtime::Handle, on: bool) -> (NoExcessPods, bool, u64)
 
 #[test]
 fn with_the_gate_on_no_podset_ever_has_more_pods_than_it_asked_for_and_all_converge() {
-    with_runtime(|io| async move {
+    with_runtimes(|io| async move {
         let (check, converged, skips) = run(&io, true).await;
         assert!(
             check.breaches().is_empty(),
@@ -145,12 +135,13 @@ fn with_the_gate_on_no_podset_ever_has_more_pods_than_it_asked_for_and_all_conve
         );
         assert!(converged, "every PodSet reached each step's replicas");
         assert!(skips > 0, "the lagging Pod cache parked keys");
-    });
+    })
+    .expect("I/O runtime");
 }
 
 #[test]
 fn with_the_gate_off_the_lagging_pod_cache_creates_pods_twice() {
-    with_runtime(|io| async move {
+    with_runtimes(|io| async move {
         let (check, _, skips) = run(&io, false).await;
         eprintln!(
             "gate off: {} breaches, the first {:?}",
@@ -162,5 +153,6 @@ fn with_the_gate_off_the_lagging_pod_cache_creates_pods_twice() {
             "the naive controller must over-create under a lagging Pod cache"
         );
         assert_eq!(skips, 0, "nothing parks with the gate off");
-    });
+    })
+    .expect("I/O runtime");
 }

@@ -14,7 +14,8 @@ fn required(field: &str) -> StatusCause {
     }
 }
 
-fn invalid(field: &str, value: &Value, why: &str) -> StatusCause {
+/// The `FieldValueInvalid` cause upstream's `field.Invalid` makes.
+pub(crate) fn invalid(field: &str, value: &Value, why: &str) -> StatusCause {
     StatusCause {
         reason: INVALID.into(),
         message: format!("Invalid value: {value}: {why}"),
