@@ -151,3 +151,13 @@ fn corpus_is_hostile(name: &str) -> bool {
         .join(name)
         .exists()
 }
+
+#[test]
+fn a_large_float_in_a_malformed_field_reads_the_same_on_both_pod_paths() {
+    // Found by the mutated corpus: without correctly rounded float parsing the fast path read
+    // 1.1372628102152425e19 back as ...423e19 and named another value in its error.
+    let pod = serde_json::json!({"metadata": {"name": "db", "namespace": "default",
+        "uid": "u", "resourceVersion": "39",
+        "ownerReferences": [[1.1372628102152425e19_f64]]}});
+    pod_paths_agree(&pod).expect("both paths agree");
+}
