@@ -16,6 +16,7 @@ pub mod fence;
 pub mod informer;
 pub mod leader;
 pub mod manager;
+pub mod manager_config;
 pub mod metrics;
 pub mod paths;
 pub mod process_metrics;

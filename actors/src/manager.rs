@@ -4,11 +4,10 @@
 use crate::barrier::{BarrierReads, ReadAnswers, spawn_reader};
 use crate::events::{EventOptions, EventRecorder};
 use crate::fence::Fence;
-use crate::informer::backoff::ReflectorBackoff;
-use crate::informer::{Informer, InformerLimits, InformerState};
-use crate::leader::{LeaderElection, LeaderElectionConfig, LeaderState};
+use crate::informer::{Informer, InformerState};
+use crate::leader::{LeaderElection, LeaderState};
+pub use crate::manager_config::{ManagerConfig, ONBOARDED};
 use crate::rate_limit::TokenBucket;
-use crate::registration::{self, Registration};
 use crate::shard_actor::{
     ConnectWriter, ProbeRoutes, ShardActor, ShardFactory, ShardSnapshot, Snapshot,
 };
@@ -19,8 +18,8 @@ use kube::Client;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use tidemark_engine::{
-    BreakerConfig, ConsistencyMode, ControllerSpec, ControllerStats, FeatureGates, Reconciler,
-    Resource, Shard, ShardId, ShardRouter,
+    ConsistencyMode, ControllerSpec, ControllerStats, Reconciler, Resource, Shard, ShardId,
+    ShardRouter,
 };
 use tokio::sync::{mpsc, watch};
 
@@ -34,15 +33,6 @@ pub fn io_runtime() -> std::io::Result<tokio::runtime::Runtime> {
         .enable_all()
         .build()
 }
-
-/// Controllers this build can run, by their `--controllers` name.
-pub const ONBOARDED: &[&str] = &[
-    "replicaset",
-    "statefulset",
-    "daemonset",
-    "job",
-    "nodelifecycle",
-];
 
 /// Why the manager could not start.
 #[derive(Debug, thiserror::Error)]
@@ -58,77 +48,9 @@ pub enum StartError {
     NoSystem,
 }
 
-/// How to run.
-#[derive(Clone, Debug)]
-pub struct ManagerConfig {
-    /// Number of shards (one actor each).
-    pub shards: usize,
-    /// Controllers by name.
-    pub controllers: Vec<String>,
-    /// Feature gates.
-    pub gates: FeatureGates,
-    /// The protection of every controller whose gate is on (`--consistency-mode`); a
-    /// controller whose gate is off runs naive.
-    pub mode: ConsistencyMode,
-    /// Client-side QPS (kube-controller-manager: 20). Two budgets of this size: one for the
-    /// writes and barrier reads, one for the informers' list pages, watches and probes (as
-    /// kube-controller-manager gives its shared informers a client of their own with the same
-    /// `--kube-api-qps`/`--kube-api-burst`), so a relisting informer cannot starve the writes
-    /// and a burst of writes cannot hold a relist back.
-    pub qps: f32,
-    /// Client-side burst (kube-controller-manager: 30), per budget.
-    pub burst: u32,
-    /// Relists ask `resourceVersionMatch=NotOlderThan` the informer's watermark and refuse an
-    /// older list (on by default). Off only to show the cache moving back in time.
-    pub consistent_relists: bool,
-    /// Leader election (`--leader-elect`); `None` runs as the only manager.
-    pub leader_election: Option<LeaderElectionConfig>,
-    /// The live-read circuit breakers.
-    pub breaker: BreakerConfig,
-    /// Node lifecycle's `--node-monitor-grace-period`.
-    pub node_monitor_grace_period: std::time::Duration,
-    /// The API server's URL, named in logs and `/readyz` when it cannot be reached.
-    pub api_server: String,
-    /// The informers' watch bounds.
-    pub informer_limits: InformerLimits,
-    /// The informers' relist backoff (default client-go's reflector's).
-    pub relist_backoff: ReflectorBackoff,
-    /// The backoff between restarts of a shard that panics (default 1 s doubling to 60 s).
-    pub shard_restart_backoff: ReflectorBackoff,
-    /// Controllers besides the built-in ones, found by name from [`ManagerConfig::controllers`]
-    /// (a user's registration of a built-in name replaces it).
-    pub registrations: Vec<Registration>,
-}
-
-impl Default for ManagerConfig {
-    fn default() -> Self {
-        Self {
-            shards: std::thread::available_parallelism().map_or(2, |n| n.get()),
-            controllers: ONBOARDED.iter().map(|s| s.to_string()).collect(),
-            gates: FeatureGates::default(),
-            mode: ConsistencyMode::Tidemark,
-            qps: 20.0,
-            burst: 30,
-            consistent_relists: true,
-            leader_election: None,
-            breaker: BreakerConfig::default(),
-            node_monitor_grace_period:
-                tidemark_engine::controllers::nodelifecycle::DEFAULT_GRACE_PERIOD,
-            api_server: String::from("the API server"),
-            informer_limits: InformerLimits::default(),
-            relist_backoff: ReflectorBackoff::client_go(),
-            shard_restart_backoff: ReflectorBackoff::new(
-                std::time::Duration::from_secs(1),
-                std::time::Duration::from_secs(60),
-                std::time::Duration::from_secs(300),
-            ),
-            registrations: Vec::new(),
-        }
-    }
-}
-
 fn reconciler(name: &str, config: &ManagerConfig) -> Result<Box<dyn Reconciler>, StartError> {
-    registration::find(config, name)
+    config
+        .registration(name)
         .map(|r| r.make())
         .ok_or_else(|| StartError::UnknownController(name.to_string()))
 }

@@ -6,7 +6,7 @@ use crate::events::{EventRecorder, kcm::Outcome};
 use crate::fence::Fence;
 use crate::paths::{collection, with_server_timeout};
 use crate::rate_limit::TokenBucket;
-use crate::shard_actor::{ShardActor, WriteDone};
+use crate::shard_actor::{Outgoing, ShardActor, WriteDone};
 use actix::Addr;
 use kube::Client;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams, Preconditions};
@@ -15,9 +15,7 @@ use serde::Deserialize;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
-use tidemark_engine::{
-    Action, ActionClass, Uid, WriteError, WriteErrorKind, WriteRequest, WriteResult,
-};
+use tidemark_engine::{Action, ActionClass, WriteError, WriteErrorKind, WriteResult};
 use tokio::sync::mpsc;
 
 #[derive(Deserialize)]
@@ -55,15 +53,6 @@ fn written(meta: MetaOnly) -> Performed {
         },
         name: Some(meta.metadata.name).filter(|n| !n.is_empty()),
     }
-}
-
-/// A write with what its Event needs to know about the object whose reconcile asked for it.
-#[derive(Debug)]
-pub struct Outgoing {
-    /// The write.
-    pub request: WriteRequest,
-    /// The owner's UID, from the shard's cache (`kubectl describe` selects Events on it).
-    pub owner_uid: Option<Uid>,
 }
 
 /// Counts of what the writers did, for the status line and the summary.

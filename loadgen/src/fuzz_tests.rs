@@ -262,7 +262,7 @@ fn type_checks_validation_and_the_kubelet_take_any_object() {
             crate::kubelet::start_pod(&mut pod, "node-0", "10.0.0.1");
             crate::kubelet::finish_pod(&mut pod, true);
             let _ = crate::kubelet::owned_by_job(&object);
-            let _ = crate::apiserver::handlers::scale_of(&object);
+            let _ = crate::apiserver::write_ops::scale_of(&object);
             Ok(())
         },
     );

@@ -7,7 +7,8 @@ use crate::supervision::Down;
 use actix::Message;
 use std::time::Instant;
 use tidemark_engine::{
-    Change, ControllerStats, Object, Resource, ResourceVersion, WriteId, WriteResult,
+    Change, ControllerStats, Object, Resource, ResourceVersion, Uid, WriteId, WriteRequest,
+    WriteResult,
 };
 use tokio::sync::mpsc;
 
@@ -112,9 +113,18 @@ pub type ProbeRoutes = std::sync::Arc<Vec<mpsc::UnboundedSender<ProbeRequest>>>;
 #[rtype(result = "()")]
 pub struct ConnectWriter {
     /// Where writes go.
-    pub writes: mpsc::UnboundedSender<crate::writer::Outgoing>,
+    pub writes: mpsc::UnboundedSender<Outgoing>,
     /// Where barrier and live reads go.
     pub barriers: mpsc::UnboundedSender<ReadRequest>,
     /// Where Warning Events go.
     pub events: std::sync::Arc<EventRecorder>,
+}
+
+/// A write with what its Event needs to know about the object whose reconcile asked for it.
+#[derive(Debug)]
+pub struct Outgoing {
+    /// The write.
+    pub request: WriteRequest,
+    /// The owner's UID, from the shard's cache (`kubectl describe` selects Events on it).
+    pub owner_uid: Option<Uid>,
 }

@@ -6,7 +6,6 @@
 use crate::barrier::{BarrierDone, BarrierRequest, LiveReadDone, LiveReadRequest, ReadRequest};
 use crate::events::{EventRecorder, Warning};
 use crate::supervision::Supervision;
-use crate::writer::Outgoing;
 use actix::{Actor, AsyncContext, Context, Handler, MessageResult, SpawnHandle};
 use std::panic::AssertUnwindSafe;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};

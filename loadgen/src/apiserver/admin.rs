@@ -324,6 +324,6 @@ pub async fn put_raw(
             tracing::warn!(resource = %plural, namespace = ns, name, rv = stored.rv, "raw object stored without validation (hostile-server simulation)");
             (StatusCode::OK, Json(stored.value.clone())).into_response()
         }
-        Err(e) => crate::apiserver::handlers::error_response(&e),
+        Err(e) => crate::apiserver::response::error_response(&e),
     }
 }

@@ -58,7 +58,7 @@ pub async fn layer(State(store): State<Arc<Store>>, request: Request, next: Next
             let (parts, body) = request.into_parts();
             let bytes = match crate::apiserver::handlers::read_body(body, &parts.headers).await {
                 Ok(b) => b,
-                Err(e) => return crate::apiserver::handlers::error_response(&e),
+                Err(e) => return crate::apiserver::response::error_response(&e),
             };
             // A body that is not JSON is refused by the handler; there is nothing to judge.
             let id = serde_json::from_slice(&bytes)

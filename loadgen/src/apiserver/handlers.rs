@@ -16,12 +16,17 @@ use crate::apiserver::openapi;
 use crate::apiserver::options::{
     Query, dry_run, field_validation, parse_delete_options, parse_json, warn,
 };
+use crate::apiserver::response::{error_response, json_response, value_response};
 use crate::apiserver::routes::{self, Route};
 use crate::apiserver::status::ApiError;
+use crate::apiserver::write_ops::{
+    PatchTarget, custom_strategic_merge, delete_collection, evict, patch_object, scale_of,
+    scale_target,
+};
 use crate::resource::Resource;
-use crate::store::deletion::{DeleteOptions, Deleted};
+use crate::store::deletion::Deleted;
 use crate::store::list::{self, ContinueToken, ListRequest};
-use crate::store::patch::{self, Patch, PatchKind};
+use crate::store::patch::{self, PatchKind};
 use crate::store::selector::Selectors;
 use crate::store::watch_stream::{self as watch, WatchContext, WatchRequest, WatchStart};
 use crate::store::{Store, Subresource, WriteOptions};
@@ -40,26 +45,6 @@ pub struct App {
     pub watch: WatchContext,
     /// Authentication, RBAC and the request log.
     pub door: Arc<crate::apiserver::door::Door>,
-}
-
-fn json_response(code: StatusCode, body: impl Into<Body>) -> Response {
-    let mut resp = Response::new(body.into());
-    *resp.status_mut() = code;
-    resp.headers_mut().insert(
-        header::CONTENT_TYPE,
-        http::HeaderValue::from_static("application/json"),
-    );
-    resp
-}
-
-pub(crate) fn value_response(code: StatusCode, v: &Value) -> Response {
-    json_response(code, serde_json::to_vec(v).unwrap_or_default())
-}
-
-/// The `Status` response for an error.
-pub fn error_response(e: &ApiError) -> Response {
-    let code = StatusCode::from_u16(e.code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    value_response(code, &e.to_status())
 }
 
 fn user_agent(headers: &HeaderMap) -> Option<String> {
@@ -374,163 +359,6 @@ async fn dispatch(app: &App, req: Request) -> Result<Response, ApiError> {
         }
         _ => Err(method_not_allowed(&method)),
     }
-}
-
-/// Custom resources have no strategic merge patch (no patch strategies in their schema):
-/// `415`, as apiextensions-apiserver answers.
-fn custom_strategic_merge() -> ApiError {
-    ApiError::UnsupportedMediaType {
-        message: "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml".into(),
-    }
-}
-
-fn scale_target(store: &Store, r: Resource, ns: &str, name: &str) -> Result<Value, ApiError> {
-    let mut rs = store
-        .get(r, ns, name)
-        .map(|s| s.value.clone())
-        .ok_or_else(|| ApiError::not_found(r.plural(), name))?;
-    if !rs["spec"].is_object() {
-        rs["spec"] = Value::Object(Default::default());
-    }
-    Ok(rs)
-}
-
-/// The autoscaling/v1 `Scale` view of a ReplicaSet.
-pub fn scale_of(rs: &Value) -> Value {
-    let selector = rs["spec"]["selector"]["matchLabels"]
-        .as_object()
-        .map(|m| {
-            m.iter()
-                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
-                .collect::<Vec<_>>()
-                .join(",")
-        })
-        .unwrap_or_default();
-    let meta = &rs["metadata"];
-    serde_json::json!({
-        "kind": "Scale",
-        "apiVersion": "autoscaling/v1",
-        "metadata": {
-            "name": meta["name"],
-            "namespace": meta["namespace"],
-            "uid": meta["uid"],
-            "resourceVersion": meta["resourceVersion"],
-            "creationTimestamp": meta["creationTimestamp"],
-        },
-        "spec": {"replicas": rs["spec"]["replicas"].as_i64().unwrap_or(1)},
-        "status": {"replicas": rs["status"]["replicas"].as_i64().unwrap_or(0), "selector": selector},
-    })
-}
-
-/// Evicts a Pod (policy/v1 `Eviction`): no PodDisruptionBudgets are served, so an eviction
-/// is always allowed and deletes the Pod as a DELETE with the Eviction's `deleteOptions`.
-fn evict(
-    store: &Store,
-    ns: &str,
-    name: &str,
-    eviction: &Value,
-    ua: Option<&str>,
-) -> Result<Response, ApiError> {
-    let body_name = eviction["metadata"]["name"].as_str().unwrap_or(name);
-    if body_name != name {
-        return Err(ApiError::bad_request(format!(
-            "name in URL does not match name in Eviction object: {name} != {body_name}"
-        )));
-    }
-    let raw = serde_json::to_vec(&eviction["deleteOptions"]).unwrap_or_default();
-    let raw: &[u8] = if eviction["deleteOptions"].is_object() {
-        &raw
-    } else {
-        b""
-    };
-    let opts = parse_delete_options(raw, &Query(Vec::new()))?;
-    store.delete_opts(Resource::Pods, ns, name, &opts, ua)?;
-    let status = serde_json::json!({
-        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201,
-    });
-    Ok(value_response(StatusCode::CREATED, &status))
-}
-
-/// `deletecollection`: deletes every object of the collection the selectors match, each as
-/// a DELETE with `opts` would, and answers with the list of them (gone or terminating).
-fn delete_collection(
-    store: &Store,
-    r: Resource,
-    ns: Option<&str>,
-    selectors: &Selectors,
-    opts: &DeleteOptions,
-    ua: Option<&str>,
-) -> Result<Bytes, ApiError> {
-    let (current, _) = store.all(r, ns);
-    let mut items = Vec::new();
-    for obj in current.iter().filter(|o| selectors.matches(&o.value)) {
-        let name = crate::object::meta_str(&obj.value, "name");
-        let obj_ns = crate::object::meta_str(&obj.value, "namespace");
-        match store.delete_opts(r, obj_ns, name, opts, ua) {
-            Ok(d) => items.push(d.stored().value.clone()),
-            Err(ApiError::NotFound { .. }) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    let list = serde_json::json!({
-        "kind": r.list_kind(),
-        "apiVersion": r.api_version(),
-        "metadata": {"resourceVersion": store.current_revision().to_string()},
-        "items": items,
-    });
-    Ok(Bytes::from(serde_json::to_vec(&list).unwrap_or_default()))
-}
-
-/// RFC 7386 JSON merge patch (kept here for callers of the old path).
-pub use crate::store::patch::merge_patch;
-
-/// The object a PATCH addresses.
-struct PatchTarget<'a> {
-    store: &'a Store,
-    resource: Resource,
-    namespace: &'a str,
-    name: &'a str,
-    sub: Subresource,
-}
-
-/// Applies `patch` to the current object and updates it, retrying on a conflict unless the
-/// patch pinned a resourceVersion. An apply patch of a missing object creates it.
-fn patch_object(
-    t: &PatchTarget<'_>,
-    patch: &Patch,
-    ua: Option<&str>,
-    opts: WriteOptions,
-) -> Result<(StatusCode, Bytes), ApiError> {
-    let (r, ns, name) = (t.resource, t.namespace, t.name);
-    let pinned = patch.pins_resource_version();
-    for _ in 0..16 {
-        let Some(current) = t.store.get(r, ns, name) else {
-            if patch.kind == PatchKind::Apply && t.sub == Subresource::Main {
-                let mut obj = patch.body.clone();
-                let body_name = obj["metadata"]["name"].as_str().unwrap_or("");
-                if !body_name.is_empty() && body_name != name {
-                    return Err(ApiError::bad_request(format!(
-                        "the name of the object ({body_name}) does not match the name on the URL ({name})"
-                    )));
-                }
-                crate::object::meta_mut(&mut obj).insert("name".into(), Value::from(name));
-                let stored = t.store.create_with(r, ns, obj, ua, opts)?;
-                return Ok((StatusCode::CREATED, stored.bytes.clone()));
-            }
-            return Err(ApiError::not_found(r.plural(), name));
-        };
-        let mut obj = current.value.clone();
-        patch.apply_to(&mut obj)?;
-        typecheck::check_patched(r, &obj)?;
-        if t.sub == Subresource::Status {
-            crate::admission::field_rules::check_status(r, name, &obj)?;
-        }
-        match t.store.update_opts(r, ns, name, obj, t.sub, ua, opts) {
-            Err(ApiError::Conflict { .. }) if !pinned => continue,
-            other => return other.map(|s| (StatusCode::OK, s.bytes.clone())),
-        }
-    }
-    Err(ApiError::conflict_modified(r.plural(), name))
 }
 
 async fn list_or_watch(

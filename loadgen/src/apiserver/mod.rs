@@ -14,6 +14,8 @@ pub mod openapi;
 pub(crate) mod options;
 pub mod raw;
 pub mod request_timeout;
+pub mod response;
 pub mod routes;
 pub mod server;
 pub mod status;
+pub mod write_ops;

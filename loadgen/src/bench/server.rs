@@ -137,7 +137,7 @@ async fn bearer_only(
     if given == Some(token.as_str()) {
         next.run(req).await
     } else {
-        crate::apiserver::handlers::error_response(
+        crate::apiserver::response::error_response(
             &crate::apiserver::status::ApiError::Unauthorized,
         )
     }

@@ -8,7 +8,7 @@
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
-use axum::http::{Method, StatusCode, header};
+use axum::http::{Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use parking_lot::Mutex;
@@ -18,6 +18,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
+
+use crate::apiserver::response::json_response;
 
 /// The resourceVersion of every list the server answers; objects are older.
 pub const LIST_VERSION: u64 = 100;
@@ -250,16 +252,6 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
         None => Body::from(body),
     };
     json_response(StatusCode::OK, body)
-}
-
-fn json_response(status: StatusCode, body: Body) -> Response {
-    let mut response = Response::new(body);
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        header::HeaderValue::from_static("application/json"),
-    );
-    response
 }
 
 fn list_body(config: &Hostile, resource: &str, start: usize, limit: Option<usize>) -> Vec<u8> {

@@ -10,7 +10,7 @@ use http::StatusCode;
 
 use super::Door;
 use super::authn::authenticate;
-use crate::apiserver::handlers::value_response;
+use crate::apiserver::response::value_response;
 use crate::apiserver::status::ApiError;
 use crate::rbac::{Decision, forbidden_status, request_attributes};
 
@@ -21,7 +21,7 @@ pub async fn layer(State(door): State<Arc<Door>>, req: Request, next: Next) -> R
         Ok(u) => u,
         Err(why) => {
             tracing::debug!(path = %parts.uri.path(), %why, "unauthenticated request");
-            return crate::apiserver::handlers::error_response(&ApiError::Unauthorized);
+            return crate::apiserver::response::error_response(&ApiError::Unauthorized);
         }
     };
     let attrs = request_attributes(&parts.method, parts.uri.path(), parts.uri.query());
