@@ -19,7 +19,92 @@ pub struct Context {
     pub unix_secs: i64,
 }
 
-/// A controller's logic. It reads only the shard's cache and returns what to do.
+/// A controller's logic. It reads only the shard's cache and returns what to do; the engine
+/// decides when a key may run (its writes seen, its proof given) and carries the plan out.
+///
+/// A controller of a user's resource: each `Greeting` wants a Pod that says its text.
+///
+/// ```
+/// use serde::Deserialize;
+/// use smallvec::SmallVec;
+/// use tidemark_engine::{
+///     Action, Context, Object, ObjectKey, Plan, ReconcileError, Reconciler, Resource,
+///     ResourceType, ShardCache,
+/// };
+///
+/// #[derive(Deserialize)]
+/// struct Greeting {
+///     spec: GreetingSpec,
+/// }
+/// #[derive(Deserialize)]
+/// struct GreetingSpec {
+///     text: String,
+/// }
+///
+/// struct Greeter {
+///     reads: [Resource; 1],
+/// }
+///
+/// impl Reconciler for Greeter {
+///     fn name(&self) -> &'static str {
+///         "greeter"
+///     }
+///     fn gate_name(&self) -> &'static str {
+///         "Greeter"
+///     }
+///     fn primary(&self) -> Resource {
+///         self.reads[0]
+///     }
+///     fn reads(&self) -> &[Resource] {
+///         &self.reads
+///     }
+///     fn keys_for(&self, object: &Object, keys: &mut SmallVec<[ObjectKey; 2]>) {
+///         if let Object::Custom(greeting) = object {
+///             keys.push(greeting.key.clone());
+///         }
+///     }
+///     fn reconcile(
+///         &self,
+///         key: &ObjectKey,
+///         cache: &ShardCache,
+///         _ctx: &Context,
+///     ) -> Result<Plan, ReconcileError> {
+///         let Some(object) = cache.custom(self.primary(), key) else {
+///             return Ok(Plan::default());
+///         };
+///         let greeting: &Greeting = object.read(self.name())?;
+///         let mut plan = Plan::default();
+///         plan.steps.push(vec![Action::Create {
+///             resource: Resource::Pods,
+///             namespace: key.namespace_arc().clone(),
+///             body: serde_json::json!({
+///                 "metadata": {"name": key.name()},
+///                 "spec": {"containers": [{
+///                     "name": "say", "image": "busybox", "args": ["echo", greeting.spec.text],
+///                 }]},
+///             }),
+///         }]);
+///         Ok(plan)
+///     }
+/// }
+///
+/// const GREETINGS: ResourceType =
+///     ResourceType::namespaced("example.com", "v1", "Greeting", "greetings");
+/// let greetings = Resource::register::<Greeting>(GREETINGS)?;
+/// let greeter = Greeter { reads: [greetings] };
+///
+/// let mut cache = ShardCache::default();
+/// let body = br#"{"apiVersion": "example.com/v1", "kind": "Greeting",
+///   "metadata": {"namespace": "ns", "name": "hello", "uid": "u1", "resourceVersion": "7"},
+///   "spec": {"text": "hi"}}"#;
+/// let (object, _) = Object::decode(greetings, body)?;
+/// cache.apply(object);
+///
+/// let ctx = Context { now: std::time::Instant::now(), unix_secs: 0 };
+/// let plan = greeter.reconcile(&ObjectKey::new("ns", "hello"), &cache, &ctx)?;
+/// assert_eq!(plan.steps.len(), 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub trait Reconciler: Send + 'static {
     /// A short lower-case name for logs and metrics labels (`replicaset`).
     fn name(&self) -> &'static str;
