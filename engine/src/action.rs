@@ -130,6 +130,14 @@ impl Plan {
                 .any(|a| a.class() == ActionClass::Destructive)
     }
 
+    /// True when any action creates an object.
+    pub fn creates(&self) -> bool {
+        self.steps
+            .iter()
+            .flatten()
+            .any(|a| matches!(a, Action::Create { .. }))
+    }
+
     /// True when the plan writes nothing.
     pub fn is_empty(&self) -> bool {
         self.steps.iter().all(Vec::is_empty)

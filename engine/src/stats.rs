@@ -55,9 +55,10 @@ pub struct ControllerStats {
     pub work_duration_us: Histogram<u64>,
     /// Reconciles whose destructive plan was held back for a barrier (the key was unproven).
     pub destructive_held: u64,
-    /// Reconciles that waited for a barrier because a write of the key had an unknown outcome.
+    /// Reconciles that waited for a barrier because a write of the key had an unknown outcome
+    /// or was refused with a conflict.
     pub unknown_outcome_barriers: u64,
-    /// Destructive decisions that waited for a live read because a cache they read was known
+    /// Destructive and creating decisions that waited for a live read because a cache they read was known
     /// to lag.
     pub lag_live_reads: u64,
     /// Syncs skipped because the key's expected creates or deletes were not yet observed

@@ -30,7 +30,8 @@ pub struct Facts {
     pub expectations_unmet: bool,
     /// The key's own writes against the watermarks.
     pub freshness: Freshness,
-    /// A write of the key's has an unknown outcome (5xx, a broken connection).
+    /// A write of the key's has an unknown outcome (5xx, a broken connection) or was refused
+    /// with a conflict (the server holds a newer version than the decision read).
     pub unknown_outcome: bool,
     /// The reconciler's plan, once it has decided; `None` before it runs.
     pub plan: Option<PlanFacts>,
@@ -41,6 +42,9 @@ pub struct Facts {
 pub struct PlanFacts {
     /// It deletes, scales down, expires or marks: it needs proof.
     pub destructive: bool,
+    /// It creates: on a cache known to lag it is read live first (a create decided on a spec
+    /// the user has since lowered is a Pod too many).
+    pub creates: bool,
     /// How long destructive work still waits after a takeover (the previous leader's writes may
     /// still commit); `None` when it need not.
     pub takeover_wait: Option<Duration>,
@@ -48,7 +52,7 @@ pub struct PlanFacts {
     pub proven: bool,
     /// A watermark the controller reads has not moved for [`QUIET_WATERMARK`].
     pub quiet: bool,
-    /// A cache the controller reads is known to lag.
+    /// A cache the controller reads is known to lag (asked of destructive and creating plans).
     pub lagging: bool,
     /// A live read matched exactly the versions this decision rests on.
     pub verified: bool,
@@ -96,7 +100,8 @@ pub enum Decision {
     Barrier,
     /// Destructive work waits this long after a takeover, then the key decides again.
     Hold(Duration),
-    /// A cache the decision reads lags: read its objects live before carrying it out.
+    /// A cache a destructive or creating decision reads lags: read its objects live before
+    /// carrying it out.
     LiveRead,
     /// Carry out the plan.
     Proceed,
@@ -120,13 +125,11 @@ pub fn decide(facts: &Facts) -> Decision {
     {
         return Decision::Hold(wait);
     }
-    if mode.is_tidemark() && plan.destructive {
-        if !plan.proven || plan.quiet {
-            return Decision::Barrier;
-        }
-        if plan.lagging && !plan.verified {
-            return Decision::LiveRead;
-        }
+    if mode.is_tidemark() && plan.destructive && (!plan.proven || plan.quiet) {
+        return Decision::Barrier;
+    }
+    if mode.is_tidemark() && (plan.destructive || plan.creates) && plan.lagging && !plan.verified {
+        return Decision::LiveRead;
     }
     Decision::Proceed
 }

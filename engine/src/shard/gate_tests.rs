@@ -6,7 +6,7 @@
 //! `mode=naive|upstream-1.35|upstream-1.36|tidemark`, `leading=false`, `synced=false`,
 //! `takeover=pending`, `relisting=true`, `expectations=unmet`,
 //! `freshness=fresh|unknown|stale:RESOURCE@VERSION|deletes:RESOURCE`, `unknown-outcome=true`,
-//! and once the reconciler has decided `plan=ordinary|destructive` with `takeover-wait=MS`,
+//! and once the reconciler has decided `plan=ordinary|creates|destructive` with `takeover-wait=MS`,
 //! `proven=true`, `quiet=true`, `lagging=true`, `verified=true`.
 
 use super::*;
@@ -66,9 +66,10 @@ fn facts(args: &str) -> Facts {
                 plan = Some(PlanFacts {
                     destructive: match value {
                         "destructive" => true,
-                        "ordinary" => false,
-                        other => panic!("plan is ordinary or destructive, not {other:?}"),
+                        "ordinary" | "creates" => false,
+                        other => panic!("plan is ordinary, creates or destructive, not {other:?}"),
                     },
+                    creates: value == "creates",
                     ..PlanFacts::default()
                 })
             }

@@ -197,7 +197,7 @@ impl Shard {
         let c = &mut self.controllers[index];
         let destructive = plan.is_destructive();
         if c.mode.is_tidemark()
-            && destructive
+            && (destructive || plan.creates())
             && matches!(decision, Decision::LiveRead | Decision::Proceed)
         {
             // A live read vouches for one decision only.
@@ -216,13 +216,15 @@ impl Shard {
                 self.barriers.request(index, &key);
             }
             Decision::LiveRead => {
-                c.stats.destructive_held += 1;
+                if destructive {
+                    c.stats.destructive_held += 1;
+                }
                 c.stats.lag_live_reads += 1;
                 let objects = expected
                     .iter()
                     .map(|e| (e.resource, e.key.clone()))
                     .collect();
-                tracing::debug!(controller = c.reconciler.name(), %key, "destructive plan held: a cache it reads is known to lag, live read requested");
+                tracing::debug!(controller = c.reconciler.name(), %key, "plan held: a cache it reads is known to lag, live read requested");
                 c.queue.park(&key, ParkTarget::LiveRead, now);
                 let id = self.live_reads.start(index, key.clone(), expected);
                 self.outbox.push(Output::LiveRead {
@@ -257,8 +259,10 @@ impl Shard {
     ) -> (PlanFacts, Vec<Expected>) {
         let c = &self.controllers[index];
         let destructive = plan.is_destructive();
+        let creates = plan.creates();
         let mut facts = PlanFacts {
             destructive,
+            creates,
             takeover_wait: self
                 .destructive_from
                 .filter(|from| now < *from)
@@ -266,7 +270,7 @@ impl Shard {
             ..PlanFacts::default()
         };
         let mut expected = Vec::new();
-        if !(destructive && c.mode.is_tidemark()) {
+        if !((destructive || creates) && c.mode.is_tidemark()) {
             return (facts, expected);
         }
         let reads = c.reconciler.reads();

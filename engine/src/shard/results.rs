@@ -126,9 +126,12 @@ impl Shard {
             }
             WriteResult::Failed(error) => {
                 c.stats.write_failures += 1;
-                if error.kind.outcome_unknown() && c.mode.is_tidemark() {
-                    // The write may have landed where the cache cannot see it yet: the next
-                    // decision of this key waits for a barrier, whatever it wants to do.
+                if (error.kind.outcome_unknown() || error.kind == WriteErrorKind::Conflict)
+                    && c.mode.is_tidemark()
+                {
+                    // The write may have landed where the cache cannot see it yet, or (409) the
+                    // server holds a newer version than the one the decision read: either way
+                    // the next decision of this key waits for a barrier, whatever it wants to do.
                     c.unknown_outcome.insert(pending.owner.clone());
                 }
                 let already_gone =

@@ -475,3 +475,118 @@ fn upstream_136_requeues_a_stale_key_with_backoff_instead_of_parking_it() {
     );
     assert!(s.next_deadline().is_some());
 }
+
+/// A shard whose ReplicaSet `ns/web` wants `replicas` Pods and has none, with the Pod watch
+/// running ahead while the ReplicaSet watch trails a revision the process learned `lag` ago.
+fn lagging_owner_without_pods(
+    mode: ConsistencyMode,
+    replicas: i32,
+    lag: Duration,
+) -> (Shard, Instant) {
+    let (mut s, _, t0) = listed_without_pods(mode, replicas);
+    s.advance(Resource::Pods, rv(40), t0);
+    let now = t0 + lag;
+    s.advance(Resource::Pods, rv(41), now);
+    (s, now)
+}
+
+#[test]
+fn a_create_decided_on_a_lagging_owner_cache_waits_for_a_live_read() {
+    let (mut s, now) = lagging_owner_without_pods(ConsistencyMode::Tidemark, 3, LAG_THRESHOLD);
+    let out = outputs(&mut s, now);
+    assert!(
+        out.iter().all(|o| !matches!(o, Output::Write(_))),
+        "no create on a spec the server may have lowered: {out:?}"
+    );
+    let (id, objects) = live_read(&out).expect("a live read of the ReplicaSet");
+    assert_eq!(
+        objects,
+        vec![(Resource::ReplicaSets, ObjectKey::new("ns", "web"))]
+    );
+    // The user scaled to 0 at 35; the stalled watch has not shown it.
+    s.live_read_done(id, Ok(vec![Some(rv(35))]), now);
+    assert!(writes(&mut s, now).is_empty(), "parked until the cache has 35");
+    let scaled_to_zero = with_generation(replicaset_json("ns", "web", 0, 35), 2);
+    s.apply(Change::Applied(Object::ReplicaSet(scaled_to_zero)), now);
+    s.advance(Resource::ReplicaSets, rv(41), now);
+    assert_eq!(creates(&writes(&mut s, now)), 0, "the set wants none now");
+    assert_eq!(s.stats(now)[0].lag_live_reads, 1);
+    assert_eq!(s.stats(now)[0].destructive_held, 0, "creating is not destructive");
+}
+
+#[test]
+fn a_create_whose_owner_is_read_live_at_the_cached_version_goes_ahead() {
+    let (mut s, now) = lagging_owner_without_pods(ConsistencyMode::Tidemark, 3, LAG_THRESHOLD);
+    let (id, _) = live_read(&outputs(&mut s, now)).expect("a live read");
+    s.live_read_done(id, Ok(vec![Some(rv(10))]), now);
+    assert_eq!(creates(&writes(&mut s, now)), 1, "slow start's first create");
+}
+
+#[test]
+fn a_create_on_an_owner_cache_behind_only_for_a_moment_needs_no_live_read() {
+    let (mut s, now) = lagging_owner_without_pods(
+        ConsistencyMode::Tidemark,
+        3,
+        LAG_THRESHOLD - Duration::from_millis(500),
+    );
+    let out = outputs(&mut s, now);
+    assert!(live_read(&out).is_none(), "{out:?}");
+    assert_eq!(creates(&writes_from(out)), 1);
+}
+
+#[test]
+fn the_baselines_create_on_a_lagging_owner_cache_without_asking() {
+    for mode in [ConsistencyMode::Naive, ConsistencyMode::Upstream136] {
+        let (mut s, now) = lagging_owner_without_pods(mode, 3, LAG_THRESHOLD);
+        let out = outputs(&mut s, now);
+        assert!(live_read(&out).is_none(), "{mode}: {out:?}");
+        assert_eq!(creates(&writes_from(out)), 1, "{mode}");
+    }
+}
+
+/// A shard whose ReplicaSet's one create is answered and whose status write is refused with a
+/// 409 Conflict (the server holds a newer ReplicaSet than the cache); the Pod watch has the
+/// create. Returns the outputs of the next decision.
+fn status_write_conflicts(mode: ConsistencyMode) -> Vec<Output> {
+    let (mut s, rs, now) = listed_without_pods(mode, 1);
+    let mut ws = writes(&mut s, now);
+    let mut next = 10;
+    while !ws.is_empty() {
+        for w in ws.drain(..) {
+            next += 1;
+            let result = match w.action {
+                Action::UpdateStatus { .. } => WriteResult::Failed(WriteError {
+                    kind: WriteErrorKind::Conflict,
+                    message: "the object has been modified".into(),
+                }),
+                _ => written(next),
+            };
+            s.write_done(w.id, result, now);
+        }
+        ws = writes(&mut s, now);
+    }
+    s.apply(Change::Applied(Object::Pod(pod(&rs, "web-1", 11, true))), now);
+    s.advance(Resource::Pods, rv(next), now);
+    s.advance(Resource::ReplicaSets, rv(next), now);
+    outputs(&mut s, now + Duration::from_secs(2))
+}
+
+#[test]
+fn a_conflict_on_a_keys_write_waits_for_a_barrier_before_it_decides_again() {
+    let out = status_write_conflicts(ConsistencyMode::Tidemark);
+    assert!(
+        out.iter().all(|o| !matches!(o, Output::Write(_))),
+        "the cache is behind the server for this key: {out:?}"
+    );
+    assert!(barrier(&out).is_some(), "{out:?}");
+}
+
+#[test]
+fn with_the_gate_off_a_conflict_is_retried_on_the_same_cache() {
+    let out = status_write_conflicts(ConsistencyMode::Naive);
+    assert!(barrier(&out).is_none(), "{out:?}");
+    assert!(
+        out.iter().any(|o| matches!(o, Output::Write(_))),
+        "the status write goes out again: {out:?}"
+    );
+}
