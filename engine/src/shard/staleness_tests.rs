@@ -505,13 +505,20 @@ fn a_create_decided_on_a_lagging_owner_cache_waits_for_a_live_read() {
     );
     // The user scaled to 0 at 35; the stalled watch has not shown it.
     s.live_read_done(id, Ok(vec![Some(rv(35))]), now);
-    assert!(writes(&mut s, now).is_empty(), "parked until the cache has 35");
+    assert!(
+        writes(&mut s, now).is_empty(),
+        "parked until the cache has 35"
+    );
     let scaled_to_zero = with_generation(replicaset_json("ns", "web", 0, 35), 2);
     s.apply(Change::Applied(Object::ReplicaSet(scaled_to_zero)), now);
     s.advance(Resource::ReplicaSets, rv(41), now);
     assert_eq!(creates(&writes(&mut s, now)), 0, "the set wants none now");
     assert_eq!(s.stats(now)[0].lag_live_reads, 1);
-    assert_eq!(s.stats(now)[0].destructive_held, 0, "creating is not destructive");
+    assert_eq!(
+        s.stats(now)[0].destructive_held,
+        0,
+        "creating is not destructive"
+    );
 }
 
 #[test]
@@ -519,7 +526,11 @@ fn a_create_whose_owner_is_read_live_at_the_cached_version_goes_ahead() {
     let (mut s, now) = lagging_owner_without_pods(ConsistencyMode::Tidemark, 3, LAG_THRESHOLD);
     let (id, _) = live_read(&outputs(&mut s, now)).expect("a live read");
     s.live_read_done(id, Ok(vec![Some(rv(10))]), now);
-    assert_eq!(creates(&writes(&mut s, now)), 1, "slow start's first create");
+    assert_eq!(
+        creates(&writes(&mut s, now)),
+        1,
+        "slow start's first create"
+    );
 }
 
 #[test]
@@ -565,7 +576,10 @@ fn status_write_conflicts(mode: ConsistencyMode) -> Vec<Output> {
         }
         ws = writes(&mut s, now);
     }
-    s.apply(Change::Applied(Object::Pod(pod(&rs, "web-1", 11, true))), now);
+    s.apply(
+        Change::Applied(Object::Pod(pod(&rs, "web-1", 11, true))),
+        now,
+    );
     s.advance(Resource::Pods, rv(next), now);
     s.advance(Resource::ReplicaSets, rv(next), now);
     outputs(&mut s, now + Duration::from_secs(2))

@@ -4,6 +4,7 @@ use super::{Event, World};
 use crate::user::{NAMESPACE, USER_AGENT};
 use loadgen::workload::replicaset_manifest;
 use std::time::Duration;
+
 impl World {
     /// Creates 2 or 3 ReplicaSets and schedules their scaling within the fault window.
     pub(crate) fn seed_workload(&mut self, window: Duration) {
@@ -38,9 +39,10 @@ impl World {
     /// spec, so the manager has seen it and finished acting on it). A change while the manager
     /// still acts on the previous spec races with it in a way no controller can avoid: a create
     /// or delete decided just before the change and arriving just after it is judged a
-    /// violation at arrival, however fresh the cache was (creates are not proven at all, and a
-    /// cache trailing by less than the lag threshold counts as current). The stress scenarios
-    /// avoid that race by their timing; the user here waits instead.
+    /// violation at arrival, however fresh the cache was (a create or delete is read live only
+    /// when a cache is *known* to lag, and a cache trailing by less than the lag threshold, or
+    /// trailing what only another shard has learned, counts as current). The stress scenarios
+    /// avoid that race by their timing; the user here waits instead (`--eager-user-ms` lifts it).
     pub(crate) fn scale(&mut self, set: usize, replicas: i32) {
         let Some(name) = self.user.sets.get(set).cloned() else {
             return;
