@@ -5,6 +5,7 @@
 
 use crate::paths::collection;
 use crate::rate_limit::TokenBucket;
+use crate::server_revision::ServerRevision;
 use actix::{Message, Recipient};
 use kube::Client;
 use kube::api::ListParams;
@@ -157,6 +158,7 @@ pub struct BarrierReads {
     counters: BarrierCounters,
     breakers: Mutex<Vec<(&'static str, CircuitBreaker)>>,
     config: BreakerConfig,
+    server_revision: Arc<ServerRevision>,
 }
 
 impl BarrierReads {
@@ -168,7 +170,14 @@ impl BarrierReads {
             counters: BarrierCounters::default(),
             breakers: Mutex::new(Vec::new()),
             config,
+            server_revision: Arc::default(),
         }
+    }
+
+    /// Every revision a barrier reads is also learned into `server_revision`, for every shard.
+    pub fn with_server_revision(mut self, server_revision: Arc<ServerRevision>) -> Self {
+        self.server_revision = server_revision;
+        self
     }
 
     /// The counters.
@@ -277,6 +286,7 @@ pub fn spawn_reader(
                     let result = reads.read(request.resource).await;
                     match &result {
                         Ok(revision) => {
+                            reads.server_revision.learn_revision(revision.get());
                             tracing::debug!(resource = %request.resource, %revision, "barrier read")
                         }
                         Err(error) => {

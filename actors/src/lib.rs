@@ -22,6 +22,7 @@ pub mod paths;
 pub mod process_metrics;
 pub mod rate_limit;
 pub mod registration;
+pub mod server_revision;
 pub mod serving;
 pub mod shard_actor;
 pub mod startup;

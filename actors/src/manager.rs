@@ -8,6 +8,7 @@ use crate::informer::{Informer, InformerState};
 use crate::leader::{LeaderElection, LeaderState};
 pub use crate::manager_config::{ManagerConfig, ONBOARDED};
 use crate::rate_limit::TokenBucket;
+use crate::server_revision::ServerRevision;
 use crate::shard_actor::{
     ConnectWriter, ProbeRoutes, ShardActor, ShardFactory, ShardSnapshot, Snapshot,
 };
@@ -317,17 +318,19 @@ impl Manager {
                 ..EventOptions::default()
             },
         ));
+        let server_revision = Arc::new(ServerRevision::default());
         let pool = WriterPool::new(client.clone(), limiter.clone(), fence.clone(), io.clone())
             .with_deadline(write_deadline)
-            .with_events(events.clone());
-        let barrier_reads = Arc::new(BarrierReads::new(
-            client.clone(),
-            limiter.clone(),
-            config.breaker,
-        ));
+            .with_events(events.clone())
+            .with_server_revision(server_revision.clone());
+        let barrier_reads = Arc::new(
+            BarrierReads::new(client.clone(), limiter.clone(), config.breaker)
+                .with_server_revision(server_revision.clone()),
+        );
         for shard in &shards {
             shard.do_send(ConnectWriter {
                 events: events.clone(),
+                server_revision: server_revision.clone(),
                 writes: pool.spawn(shard.clone()),
                 barriers: spawn_reader(
                     barrier_reads.clone(),
@@ -375,6 +378,7 @@ impl Manager {
             .with_consistent_relists(config.consistent_relists)
             .with_server(&config.api_server)
             .with_rate_limit(informer_limiter.clone())
+            .with_server_revision(server_revision.clone())
             .with_limits(config.informer_limits)
             .with_backoff(config.relist_backoff.clone())
             .with_resync(resync_rx.clone());

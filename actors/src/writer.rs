@@ -6,6 +6,7 @@ use crate::events::{EventRecorder, kcm::Outcome};
 use crate::fence::Fence;
 use crate::paths::{collection, with_server_timeout};
 use crate::rate_limit::TokenBucket;
+use crate::server_revision::ServerRevision;
 use crate::shard_actor::{Outgoing, ShardActor, WriteDone};
 use actix::Addr;
 use kube::Client;
@@ -89,6 +90,7 @@ pub struct WriterPool {
     io: tokio::runtime::Handle,
     deadline: Option<Duration>,
     events: Option<Arc<EventRecorder>>,
+    server_revision: Arc<ServerRevision>,
 }
 
 impl WriterPool {
@@ -107,12 +109,20 @@ impl WriterPool {
             io,
             deadline: None,
             events: None,
+            server_revision: Arc::default(),
         }
     }
 
     /// Every write answered records its Event (as kube-controller-manager's pod control does).
     pub fn with_events(mut self, events: Arc<EventRecorder>) -> Self {
         self.events = Some(events);
+        self
+    }
+
+    /// Every revision a write is answered with is also learned into `server_revision`, for
+    /// every shard.
+    pub fn with_server_revision(mut self, server_revision: Arc<ServerRevision>) -> Self {
+        self.server_revision = server_revision;
         self
     }
 
@@ -161,6 +171,9 @@ impl WriterPool {
                     let performed =
                         perform_named(&pool.client, &request.action, pool.deadline).await;
                     let result = performed.result;
+                    if let WriteResult::Written { resource_version } = &result {
+                        pool.server_revision.learn(resource_version);
+                    }
                     pool.counters.finished.fetch_add(1, Ordering::Relaxed);
                     if let Some(events) = &pool.events {
                         let outcome = match &result {

@@ -165,6 +165,8 @@ pub struct Informer {
     resync: Option<watch::Receiver<u64>>,
     /// The resync request the current list answers.
     epoch: u64,
+    /// Every revision a probe reads is learned here, for every shard.
+    server_revision: Arc<crate::server_revision::ServerRevision>,
 }
 
 fn version_of(text: Option<&str>) -> Option<ResourceVersion> {
@@ -191,6 +193,7 @@ impl Informer {
             consistent_relists: true,
             server: Arc::from("the API server"),
             limiter: Arc::new(TokenBucket::new(0.0, 1)),
+            server_revision: Arc::default(),
             limits: InformerLimits::default(),
             backoff: ReflectorBackoff::client_go(),
             resync: None,
@@ -208,6 +211,16 @@ impl Informer {
     /// Off only to show what it prevents.
     pub fn with_consistent_relists(mut self, on: bool) -> Self {
         self.consistent_relists = on;
+        self
+    }
+
+    /// Every revision a probe reads is also learned into `server_revision`, for every shard: a
+    /// probe is a consistent read, and a cache trailing it for long is known to lag.
+    pub fn with_server_revision(
+        mut self,
+        server_revision: Arc<crate::server_revision::ServerRevision>,
+    ) -> Self {
+        self.server_revision = server_revision;
         self
     }
 

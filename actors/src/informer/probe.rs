@@ -47,6 +47,9 @@ impl Informer {
                 return false;
             }
         };
+        if let Some(current) = current {
+            self.server_revision.learn_revision(current.get());
+        }
         let stalled =
             current.is_some_and(|c| c >= probe.target) && last_progress.elapsed() >= STALLED_AFTER;
         tracing::warn!(resource = %self.resource, target = %probe.target, watermark = ?probe.watermark.map(|w| w.get()),

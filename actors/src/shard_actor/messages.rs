@@ -118,6 +118,8 @@ pub struct ConnectWriter {
     pub barriers: mpsc::UnboundedSender<ReadRequest>,
     /// Where Warning Events go.
     pub events: std::sync::Arc<EventRecorder>,
+    /// The highest server revision any shard's write or barrier was answered with.
+    pub server_revision: std::sync::Arc<crate::server_revision::ServerRevision>,
 }
 
 /// A write with what its Event needs to know about the object whose reconcile asked for it.

@@ -54,6 +54,10 @@ pub struct ShardActor {
     /// No destructive decision before then (the previous leader's write deadline after the
     /// takeover); kept so a restarted shard holds as long.
     destructive_from: Option<Instant>,
+    /// The revisions other shards' writes and barriers were answered with.
+    server_revision: Option<std::sync::Arc<crate::server_revision::ServerRevision>>,
+    /// The highest of them this shard has been told.
+    observed_revision: Option<ResourceVersion>,
 }
 
 /// The message of a caught panic.
@@ -84,6 +88,8 @@ impl ShardActor {
             leadership,
             supervisor: None,
             ids: Supervision::new(Vec::new()),
+            server_revision: None,
+            observed_revision: None,
             destructive_from: None,
         }
     }
@@ -149,6 +155,7 @@ impl ShardActor {
             relist_in_ms = delay.as_millis() as u64,
             "shard panicked: replaced by a fresh one with an empty cache and no proofs; its keys wait for a relist");
         self.shard = fresh;
+        self.observed_revision = None;
         self.outputs.clear();
         if let Some((_, handle)) = self.timer.take() {
             ctx.cancel_future(handle);
@@ -180,6 +187,12 @@ impl ShardActor {
 
     fn pump(&mut self, ctx: &mut Context<Self>) {
         let now = Instant::now();
+        if let Some(highest) = self.server_revision.as_ref().and_then(|r| r.highest())
+            && self.observed_revision < Some(highest)
+        {
+            self.observed_revision = Some(highest);
+            self.shard.observe_revision(highest, now);
+        }
         let unix_secs = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs() as i64);
@@ -332,6 +345,7 @@ impl Handler<ConnectWriter> for ShardActor {
         self.set_writer(msg.writes);
         self.barriers = Some(msg.barriers);
         self.events = Some(msg.events);
+        self.server_revision = Some(msg.server_revision);
         self.pump(ctx);
     }
 }

@@ -8,7 +8,7 @@ use crate::action::{Action, Plan};
 use crate::cache::ShardCache;
 use crate::key::ObjectKey;
 use crate::object::{Object, PodView};
-use crate::pod_template::{ControllerRef, NewMeta, NewObject, SpecOnly, to_body};
+use crate::pod_template::{ControllerRef, NewMeta, NewObject, SpecOnly, template_spec, to_body};
 use crate::reconcile_error::ensure_well_formed;
 use crate::reconciler::{Context, ReconcileError, Reconciler};
 use crate::resource::Resource;
@@ -28,7 +28,7 @@ pub struct DaemonSetController;
 fn pod_for(ds: &DaemonSetView, node: &str, revision: &str) -> Result<Action, ReconcileError> {
     let mut labels = ds.template.labels.clone();
     labels.insert(REVISION_LABEL.into(), revision.to_string());
-    let mut spec = ds.template.spec.clone();
+    let mut spec = template_spec(&ds.raw).clone();
     spec.insert("nodeName".into(), json!(node));
     let body = NewObject {
         api_version: "v1",

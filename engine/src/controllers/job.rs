@@ -12,7 +12,7 @@ use crate::key::ObjectKey;
 use crate::object::{
     COMPLETION_INDEX_ANNOTATION, JOB_TRACKING_FINALIZER, Object, PodPhase, PodView,
 };
-use crate::pod_template::{ControllerRef, NewMeta, NewObject, SpecOnly, to_body};
+use crate::pod_template::{ControllerRef, NewMeta, NewObject, SpecOnly, template_spec, to_body};
 use crate::reconcile_error::ensure_well_formed;
 use crate::reconciler::{Context, ReconcileError, Reconciler};
 use crate::resource::Resource;
@@ -68,7 +68,7 @@ fn pod_for(job: &JobView, index: Option<u32>) -> Result<Action, ReconcileError> 
             )],
         },
         body: SpecOnly {
-            spec: &job.template.spec,
+            spec: template_spec(&job.raw),
         },
     };
     Ok(Action::Create {

@@ -4,7 +4,7 @@ use crate::action::{Action, Plan};
 use crate::cache::ShardCache;
 use crate::key::ObjectKey;
 use crate::object::{Object, PodPhase, PodView, ReplicaSetStatus, ReplicaSetView};
-use crate::pod_template::{ControllerRef, NewMeta, NewObject, SpecOnly, to_body};
+use crate::pod_template::{ControllerRef, NewMeta, NewObject, SpecOnly, template_spec, to_body};
 use crate::reconcile_error::ensure_well_formed;
 use crate::reconciler::{Context, ReconcileError, Reconciler};
 use crate::resource::Resource;
@@ -126,7 +126,7 @@ fn pod_from_template(rs: &ReplicaSetView) -> Result<Value, ReconcileError> {
             )],
         },
         body: SpecOnly {
-            spec: &rs.template.spec,
+            spec: template_spec(&rs.raw),
         },
     };
     to_body("replicaset", &rs.key, &body)

@@ -7,7 +7,7 @@ use crate::action::{Action, Plan};
 use crate::cache::ShardCache;
 use crate::key::ObjectKey;
 use crate::object::{Object, PodPhase, PodView};
-use crate::pod_template::{ControllerRef, NewMeta, NewObject, SpecOnly, to_body};
+use crate::pod_template::{ControllerRef, NewMeta, NewObject, SpecOnly, template_spec, to_body};
 use crate::reconcile_error::ensure_well_formed;
 use crate::reconciler::{Context, ReconcileError, Reconciler};
 use crate::resource::Resource;
@@ -100,7 +100,7 @@ fn pod_for(
     labels.insert(POD_NAME_LABEL.into(), name.clone());
     labels.insert(POD_INDEX_LABEL.into(), ordinal.to_string());
     labels.insert(REVISION_LABEL.into(), revision.to_string());
-    let mut spec = set.template.spec.clone();
+    let mut spec = template_spec(&set.raw).clone();
     spec.insert("hostname".into(), json!(name));
     if let Some(service) = &set.service_name {
         spec.insert("subdomain".into(), json!(service));

@@ -604,3 +604,21 @@ fn with_the_gate_off_a_conflict_is_retried_on_the_same_cache() {
         "the status write goes out again: {out:?}"
     );
 }
+
+#[test]
+fn a_revision_another_shard_learned_makes_a_cache_trailing_it_lag() {
+    let (mut s, _, t0) = listed_without_pods(ConsistencyMode::Tidemark, 3);
+    // Another shard's write was answered with revision 30; this shard wrote nothing.
+    s.observe_revision(rv(30), t0);
+    assert!(!s.is_lagging(Resource::ReplicaSets, t0));
+    let later = t0 + LAG_THRESHOLD;
+    assert!(
+        s.is_lagging(Resource::ReplicaSets, later),
+        "its cache is at 10, the server has been at 30 for the lag threshold"
+    );
+    let out = outputs(&mut s, later);
+    assert!(
+        live_read(&out).is_some(),
+        "the create is read live: {out:?}"
+    );
+}

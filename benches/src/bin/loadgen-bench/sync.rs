@@ -55,7 +55,9 @@ pub async fn client(
 
 /// The manager's config for the bench: the ReplicaSet controller only (the bench server serves
 /// Pods and ReplicaSets, and the peer caches Pods), the default shards (one per core), gates on
-/// or off.
+/// or off, and no client-side rate limit, as the peer has none: with `--kube-api-qps` 20 and
+/// burst 30, as kube-controller-manager and Tidemark run by default, 30,000 Pods in pages of 500
+/// take 1.8 s of the limiter's waiting alone.
 pub fn config(gate: bool) -> anyhow::Result<ManagerConfig> {
     let gates = if gate {
         FeatureGates::default()
@@ -66,6 +68,7 @@ pub fn config(gate: bool) -> anyhow::Result<ManagerConfig> {
     Ok(ManagerConfig {
         gates,
         controllers: vec!["replicaset".into()],
+        qps: 0.0,
         ..ManagerConfig::default()
     })
 }
