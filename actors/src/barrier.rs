@@ -286,7 +286,7 @@ pub fn spawn_reader(
                     let result = reads.read(request.resource).await;
                     match &result {
                         Ok(revision) => {
-                            reads.server_revision.learn(*revision);
+                            reads.server_revision.learn_revision(revision.get());
                             tracing::debug!(resource = %request.resource, %revision, "barrier read")
                         }
                         Err(error) => {

@@ -3,7 +3,6 @@
 //! that prove them.
 
 use crate::key::ObjectKey;
-use crate::rv::ResourceVersion;
 use ahash::AHashSet;
 
 /// Names one barrier read, so a late answer to an older one is recognised.
@@ -67,18 +66,8 @@ impl Proofs {
 #[derive(Clone, Debug, Default)]
 pub struct Barriers {
     waiting: Vec<(usize, ObjectKey)>,
-    in_flight: Option<InFlight>,
+    in_flight: Option<(BarrierId, Vec<(usize, ObjectKey)>)>,
     next: u64,
-}
-
-/// The read in flight, the keys it covers, and the highest revision the process knew when it was
-/// sent: an answer below that comes from the past (a lagging replica); one below a revision
-/// learned while the read was under way is only a race with another write.
-#[derive(Clone, Debug)]
-struct InFlight {
-    id: BarrierId,
-    keys: Vec<(usize, ObjectKey)>,
-    floor: Option<ResourceVersion>,
 }
 
 impl Barriers {
@@ -93,34 +82,23 @@ impl Barriers {
         }
     }
 
-    /// Starts the next read if keys wait and none is in flight, sent while the process knows the
-    /// server reached `floor`; returns its id and the first waiting controller (whose primary
-    /// resource the read may list).
-    pub fn start(&mut self, floor: Option<ResourceVersion>) -> Option<(BarrierId, usize)> {
+    /// Starts the next read if keys wait and none is in flight; returns its id and the first
+    /// waiting controller (whose primary resource the read may list).
+    pub fn start(&mut self) -> Option<(BarrierId, usize)> {
         if self.in_flight.is_some() || self.waiting.is_empty() {
             return None;
         }
         self.next += 1;
         let id = BarrierId(self.next);
         let first = self.waiting[0].0;
-        let keys = std::mem::take(&mut self.waiting);
-        self.in_flight = Some(InFlight { id, keys, floor });
+        self.in_flight = Some((id, std::mem::take(&mut self.waiting)));
         Some((id, first))
-    }
-
-    /// The highest revision known when the read `id` was sent (`None`: none known, or not the
-    /// read in flight).
-    pub fn floor(&self, id: BarrierId) -> Option<ResourceVersion> {
-        self.in_flight
-            .as_ref()
-            .filter(|f| f.id == id)
-            .and_then(|f| f.floor)
     }
 
     /// The read `id` was answered: the keys it covers. An unknown or old id covers none.
     pub fn finish(&mut self, id: BarrierId) -> Vec<(usize, ObjectKey)> {
         match self.in_flight.take() {
-            Some(current) if current.id == id => current.keys,
+            Some((current, keys)) if current == id => keys,
             other => {
                 self.in_flight = other;
                 Vec::new()
@@ -130,7 +108,7 @@ impl Barriers {
 
     /// Keys of controller `controller` waiting for a read or covered by the one in flight.
     pub fn pending_for(&self, controller: usize) -> usize {
-        let in_flight = self.in_flight.iter().flat_map(|f| f.keys.iter());
+        let in_flight = self.in_flight.iter().flat_map(|(_, keys)| keys.iter());
         self.waiting
             .iter()
             .chain(in_flight)
@@ -140,7 +118,7 @@ impl Barriers {
 
     /// Keys waiting for a read or covered by the one in flight.
     pub fn pending(&self) -> usize {
-        self.waiting.len() + self.in_flight.as_ref().map_or(0, |f| f.keys.len())
+        self.waiting.len() + self.in_flight.as_ref().map_or(0, |(_, k)| k.len())
     }
 }
 
@@ -158,9 +136,9 @@ mod tests {
         barriers.request(0, &k("a"));
         barriers.request(0, &k("b"));
         barriers.request(0, &k("a"));
-        let (id, first) = barriers.start(None).expect("a read starts");
+        let (id, first) = barriers.start().expect("a read starts");
         assert_eq!(first, 0);
-        assert_eq!(barriers.start(None), None, "one read in flight at a time");
+        assert_eq!(barriers.start(), None, "one read in flight at a time");
         assert_eq!(barriers.finish(id), vec![(0, k("a")), (0, k("b"))]);
         assert_eq!(barriers.pending(), 0);
     }
@@ -169,12 +147,10 @@ mod tests {
     fn a_key_asking_during_a_read_waits_for_the_next_one() {
         let mut barriers = Barriers::default();
         barriers.request(0, &k("a"));
-        let (first, _) = barriers.start(None).expect("a read starts");
+        let (first, _) = barriers.start().expect("a read starts");
         barriers.request(1, &k("late"));
         assert_eq!(barriers.finish(first), vec![(0, k("a"))]);
-        let (second, controller) = barriers
-            .start(None)
-            .expect("the late key gets its own read");
+        let (second, controller) = barriers.start().expect("the late key gets its own read");
         assert_ne!(first, second);
         assert_eq!(controller, 1);
         assert_eq!(barriers.finish(second), vec![(1, k("late"))]);
@@ -184,7 +160,7 @@ mod tests {
     fn an_answer_to_an_unknown_read_covers_nothing() {
         let mut barriers = Barriers::default();
         barriers.request(0, &k("a"));
-        let (id, _) = barriers.start(None).expect("a read starts");
+        let (id, _) = barriers.start().expect("a read starts");
         assert!(barriers.finish(BarrierId(id.0 + 7)).is_empty());
         assert_eq!(barriers.finish(id).len(), 1, "the real answer still counts");
     }

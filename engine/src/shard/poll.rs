@@ -24,7 +24,7 @@ impl Shard {
         for index in 0..self.controllers.len() {
             self.poll_controller(index, ctx);
         }
-        if let Some((id, controller)) = self.barriers.start(self.known.highest()) {
+        if let Some((id, controller)) = self.barriers.start() {
             let resource = self.controllers[controller].reconciler.primary();
             self.outbox.push(Output::Barrier { id, resource });
         }
@@ -151,7 +151,7 @@ impl Shard {
             }
             Decision::Barrier => {
                 c.stats.unknown_outcome_barriers += 1;
-                tracing::debug!(controller = c.reconciler.name(), %key, "a write's outcome is unknown or it conflicted: barrier before deciding again");
+                tracing::debug!(controller = c.reconciler.name(), %key, "a write's outcome is unknown: barrier before deciding again");
                 c.queue.park(&key, ParkTarget::Barrier, now);
                 self.barriers.request(index, &key);
                 return;
@@ -192,12 +192,12 @@ impl Shard {
             Ok(plan) => plan,
         };
         let (plan_facts, expected) = self.plan_facts(index, &key, &plan, now);
-        let (destructive, creates) = (plan_facts.destructive, plan_facts.creates);
         facts.plan = Some(plan_facts);
         let decision = gate::decide(&facts);
         let c = &mut self.controllers[index];
+        let destructive = plan.is_destructive();
         if c.mode.is_tidemark()
-            && (destructive || creates)
+            && (destructive || plan.creates())
             && matches!(decision, Decision::LiveRead | Decision::Proceed)
         {
             // A live read vouches for one decision only.

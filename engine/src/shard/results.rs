@@ -22,9 +22,9 @@ impl Shard {
         now: Instant,
     ) {
         let result = match result {
-            Ok(revision) => match self.barriers.floor(id) {
-                Some(floor) if revision < floor => Err(format!(
-                    "the read answered revision {revision}, older than the {floor} this process had already seen when it asked (a lagging replica?)"
+            Ok(revision) => match self.known.highest() {
+                Some(highest) if revision < highest => Err(format!(
+                    "the read answered revision {revision}, older than the {highest} this process has already seen (a lagging replica?)"
                 )),
                 _ => {
                     self.known.learn(revision, now);

@@ -242,9 +242,13 @@ impl World {
         }
         let current = self.store.current_revision();
         let silent = self.now().saturating_sub(informer.last_progress);
-        // A probe is a consistent read: every shard learns the revision.
+        // A probe is a consistent read: every shard learns the revision, as the actors' probes
+        // teach it through `ServerRevision`.
         if let Some(revision) = ResourceVersion::new(current) {
-            self.tell_every_shard(revision);
+            let now = self.clock.now();
+            for shard in &mut self.shards {
+                shard.observe_revision(revision, now);
+            }
         }
         if current >= target.get() && silent >= STALLED_AFTER {
             self.end_for_relist(i, "watch stalled behind the server");
