@@ -3,6 +3,7 @@
 //! the client's rate limit and a circuit breaker per API group; the answer goes back to the shard
 //! that asked.
 
+use crate::client::rest_metrics::Latency;
 use crate::paths::collection;
 use crate::rate_limit::TokenBucket;
 use crate::server_revision::ServerRevision;
@@ -159,6 +160,7 @@ pub struct BarrierReads {
     breakers: Mutex<Vec<(&'static str, CircuitBreaker)>>,
     config: BreakerConfig,
     server_revision: Arc<ServerRevision>,
+    latency: Mutex<Latency>,
 }
 
 impl BarrierReads {
@@ -171,6 +173,7 @@ impl BarrierReads {
             breakers: Mutex::new(Vec::new()),
             config,
             server_revision: Arc::default(),
+            latency: Mutex::default(),
         }
     }
 
@@ -183,6 +186,12 @@ impl BarrierReads {
     /// The counters.
     pub fn counters(&self) -> &BarrierCounters {
         &self.counters
+    }
+
+    /// How long the reads took, from sent (past the rate limit) to answered or failed: the API
+    /// server's share of a barrier's wait.
+    pub fn latency(&self) -> Latency {
+        self.latency.lock().clone()
     }
 
     /// Per API group (`""` is the core group), whether its breaker is open.
@@ -241,7 +250,9 @@ impl BarrierReads {
             return Err(open.to_string());
         }
         self.limiter.acquire().await;
+        let sent = Instant::now();
         let result = read.await;
+        self.latency.lock().observe(sent.elapsed().as_secs_f64());
         let change = self.with_breaker(group, |b| b.record(result.is_ok(), Instant::now()));
         match &result {
             Ok(_) => self.counters.ok.fetch_add(1, Ordering::Relaxed),
@@ -286,7 +297,7 @@ pub fn spawn_reader(
                     let result = reads.read(request.resource).await;
                     match &result {
                         Ok(revision) => {
-                            reads.server_revision.learn_revision(revision.get());
+                            reads.server_revision.learn(*revision);
                             tracing::debug!(resource = %request.resource, %revision, "barrier read")
                         }
                         Err(error) => {

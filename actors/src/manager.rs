@@ -2,6 +2,7 @@
 //! resource and the writers on the I/O runtime, and a view of their figures.
 
 use crate::barrier::{BarrierReads, ReadAnswers, spawn_reader};
+use crate::client::rest_metrics::Latency;
 use crate::events::{EventOptions, EventRecorder};
 use crate::fence::Fence;
 use crate::informer::{Informer, InformerState};
@@ -160,6 +161,7 @@ impl StatsSource {
             leader: self.leader.acting(),
             breakers_open: self.barriers.breakers_open(),
             barrier_reads_refused: self.barriers.counters().refused.load(Ordering::Relaxed),
+            live_read_latency: self.barriers.latency(),
             shards_answering: snapshots.len(),
             shards_total: self.shards.len(),
             shards: snapshots,
@@ -189,6 +191,8 @@ pub struct ManagerStats {
     pub breakers_open: Vec<(&'static str, bool)>,
     /// Barrier reads an open breaker refused.
     pub barrier_reads_refused: u64,
+    /// How long barriers and live reads took at the API server (sent to answered).
+    pub live_read_latency: Latency,
     /// Shards that answered the collection.
     pub shards_answering: usize,
     /// Shards running.

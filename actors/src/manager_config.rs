@@ -5,6 +5,8 @@ use crate::informer::InformerLimits;
 use crate::informer::backoff::ReflectorBackoff;
 use crate::leader::LeaderElectionConfig;
 use crate::registration::{self, Registration};
+use std::sync::Arc;
+use tidemark_engine::labels::LabelSelector;
 use tidemark_engine::{BreakerConfig, ConsistencyMode, FeatureGates};
 
 /// Controllers this build can run, by their `--controllers` name.
@@ -45,6 +47,8 @@ pub struct ManagerConfig {
     pub breaker: BreakerConfig,
     /// Node lifecycle's `--node-monitor-grace-period`.
     pub node_monitor_grace_period: std::time::Duration,
+    /// Node lifecycle's `--node-selector`: the Nodes it manages (empty: all).
+    pub node_selector: Arc<LabelSelector>,
     /// The API server's URL, named in logs and `/readyz` when it cannot be reached.
     pub api_server: String,
     /// The informers' watch bounds.
@@ -72,6 +76,7 @@ impl Default for ManagerConfig {
             breaker: BreakerConfig::default(),
             node_monitor_grace_period:
                 tidemark_engine::controllers::nodelifecycle::DEFAULT_GRACE_PERIOD,
+            node_selector: Arc::default(),
             api_server: String::from("the API server"),
             informer_limits: InformerLimits::default(),
             relist_backoff: ReflectorBackoff::client_go(),
@@ -94,7 +99,7 @@ impl ManagerConfig {
             .find(|r| r.name() == name)
             .cloned()
             .or_else(|| {
-                registration::built_in(self.node_monitor_grace_period)
+                registration::built_in(self.node_monitor_grace_period, &self.node_selector)
                     .into_iter()
                     .find(|r| r.name() == name)
             })
@@ -108,11 +113,10 @@ mod tests {
 
     #[test]
     fn the_built_in_registrations_are_the_onboarded_controllers_in_order() {
-        let names: Vec<_> =
-            registration::built_in(ManagerConfig::default().node_monitor_grace_period)
-                .iter()
-                .map(Registration::name)
-                .collect();
+        let names: Vec<_> = registration::built_in(std::time::Duration::ZERO, &Arc::default())
+            .iter()
+            .map(Registration::name)
+            .collect();
         assert_eq!(names, ONBOARDED);
     }
 

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tidemark_engine::{
     DaemonSetController, JobController, NodeLifecycleController, Reconciler, ReplicaSetController,
-    StatefulSetController,
+    StatefulSetController, labels::LabelSelector,
 };
 
 /// A controller the manager can run: its `--controllers` name (the reconciler's
@@ -55,14 +55,20 @@ impl std::fmt::Debug for Registration {
 }
 
 /// The five built-in controllers; node lifecycle's grace period is
-/// `--node-monitor-grace-period`.
-pub fn built_in(node_monitor_grace_period: Duration) -> [Registration; 5] {
-    let grace_period = node_monitor_grace_period;
+/// `--node-monitor-grace-period` and its Nodes those `--node-selector` selects.
+pub fn built_in(
+    node_monitor_grace_period: Duration,
+    node_selector: &Arc<LabelSelector>,
+) -> [Registration; 5] {
+    let node_lifecycle = NodeLifecycleController {
+        grace_period: node_monitor_grace_period,
+        node_selector: node_selector.clone(),
+    };
     [
         Registration::new(|| ReplicaSetController),
         Registration::new(|| StatefulSetController),
         Registration::new(|| DaemonSetController),
         Registration::new(|| JobController),
-        Registration::new(move || NodeLifecycleController { grace_period }),
+        Registration::new(move || node_lifecycle.clone()),
     ]
 }

@@ -16,7 +16,9 @@ use serde::Deserialize;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
-use tidemark_engine::{Action, ActionClass, WriteError, WriteErrorKind, WriteResult};
+use tidemark_engine::{
+    Action, ActionClass, ResourceVersion, WriteError, WriteErrorKind, WriteResult,
+};
 use tokio::sync::mpsc;
 
 #[derive(Deserialize)]
@@ -171,8 +173,11 @@ impl WriterPool {
                     let performed =
                         perform_named(&pool.client, &request.action, pool.deadline).await;
                     let result = performed.result;
-                    if let WriteResult::Written { resource_version } = &result {
-                        pool.server_revision.learn(resource_version);
+                    // A version that is not a revision teaches nothing.
+                    if let WriteResult::Written { resource_version } = &result
+                        && let Ok(revision) = ResourceVersion::parse(resource_version)
+                    {
+                        pool.server_revision.learn(revision);
                     }
                     pool.counters.finished.fetch_add(1, Ordering::Relaxed);
                     if let Some(events) = &pool.events {

@@ -27,7 +27,7 @@ DEPLOY = Path(__file__).resolve().parent.parent
 REPO = DEPLOY.parent
 # KEP-5647 (stale controller consistency) is v1.36's: the version Tidemark stands in for.
 KUBERNETES_VERSION = "1.36.0"
-OVERLAYS = ["base", "overlays/canary", "overlays/production"]
+OVERLAYS = ["base", "overlays/canary", "overlays/canary-nodes", "overlays/production"]
 CONTROLLER_BINDINGS = {
     "replicaset": "tidemark:controller:replicaset-controller",
     "statefulset": "tidemark:controller:statefulset-controller",
@@ -390,6 +390,17 @@ def main():
     if canary:
         ctl = flag_values(one(canary, "Deployment")["spec"]["template"]["spec"]["containers"][0]["args"], "controllers")
         c.check(ctl == ["replicaset"], "canary: runs the ReplicaSet controller alone", str(ctl))
+    nodes = rendered.get("overlays/canary-nodes")
+    if nodes:
+        args = one(nodes, "Deployment")["spec"]["template"]["spec"]["containers"][0]["args"]
+        ctl = flag_values(args, "controllers")
+        c.check(ctl == ["nodelifecycle"], "canary-nodes: runs node lifecycle alone", str(ctl))
+        selector = flag_values(args, "node-selector")
+        c.check(selector == ["tidemark.io/canary=true"], "canary-nodes: marks only the labelled pool", str(selector))
+        bindings = {d["metadata"]["name"] for d in nodes if d["kind"] == "ClusterRoleBinding"}
+        c.check("tidemark:controller:nodelifecycle-controller" in bindings
+                and "tidemark:controller:replicaset-controller" not in bindings,
+                "canary-nodes: node lifecycle's grants alone", str(sorted(bindings)))
     print(f"{c.passed} passed, {c.failed} failed")
     return 1 if c.failed else 0
 

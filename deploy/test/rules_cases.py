@@ -69,13 +69,32 @@ def healthy():
     s[sel("tidemark_parked_duration_seconds_count", **inst, **c)] = rising(10)
     s[sel("tidemark_stale_sync_skips_total", **lag)] = rising(10)
     s[sel("tidemark_reconcile_total", result="success", **inst, **c)] = rising(60)
+    # The skips fall on many keys: the most-skipped one has a fifth of them, now and then.
+    s[sel("tidemark_hot_key_share", **inst, **c)] = steady(0.2)
+    s[sel("tidemark_hot_key_skips_per_second", **inst, **c)] = steady(0.03)
     q = {**inst, "name": "replicaset"}
     s[sel("workqueue_queue_duration_seconds_sum", **q)] = rising(0.6)
     s[sel("workqueue_queue_duration_seconds_count", **q)] = rising(60)
     s[sel("workqueue_work_duration_seconds_sum", **q)] = rising(6)
     s[sel("workqueue_work_duration_seconds_count", **q)] = rising(60)
     s[sel("workqueue_longest_running_processor_seconds", **q)] = steady(0)
+    # Writes and live reads answer within 100 ms (a histogram's cumulative buckets).
+    for le in LATENCY_BOUNDS:
+        s[sel("rest_client_request_duration_seconds_bucket", **inst, verb="POST", host=API, le=le)] = rising(60)
+        s[sel("tidemark_live_read_duration_seconds_bucket", **inst, le=le)] = rising(6)
     return s
+
+
+API = "10.96.0.1:443"
+LATENCY_BOUNDS = ("0.1", "1", "2", "+Inf")
+
+
+def slow_writes():
+    """Every write of the leader takes between 1 and 2 s."""
+    return {
+        sel("rest_client_request_duration_seconds_bucket", instance="tm-0", verb="POST", host=API, le=le): steady(0)
+        for le in ("0.1", "1")
+    }
 
 
 def leader(**more):
@@ -90,6 +109,17 @@ CASES = {
             # page as a slow controller.
             sel("tidemark_writes_total", result="error", instance="tm-0"): rising(10),
             sel("workqueue_queue_duration_seconds_sum", instance="tm-0", name="replicaset"): rising(120),
+        },
+        [{"instance": "tm-0"}],
+    ),
+    "TidemarkAPIServerSlow": (
+        {
+            # Writes take over a second and nothing fails: keys' work grows past 5 s and one
+            # stays parked on its slow writes, which must page neither as a slow controller nor
+            # as a hot key.
+            **slow_writes(),
+            sel("workqueue_work_duration_seconds_sum", instance="tm-0", name="replicaset"): rising(600),
+            sel("tidemark_parked_keys", instance="tm-0", controller="replicaset"): steady(1),
         },
         [{"instance": "tm-0"}],
     ),
@@ -114,7 +144,12 @@ CASES = {
         [{"instance": "tm-0", "group": "", "resource": "pods"}],
     ),
     "TidemarkHotKey": (
-        {sel("tidemark_parked_keys", instance="tm-0", controller="replicaset"): steady(1)},
+        {
+            # One key takes nine skips in ten, once a second, and stays parked in between.
+            sel("tidemark_hot_key_share", instance="tm-0", controller="replicaset"): steady(0.9),
+            sel("tidemark_hot_key_skips_per_second", instance="tm-0", controller="replicaset"): steady(1),
+            sel("tidemark_parked_keys", instance="tm-0", controller="replicaset"): steady(1),
+        },
         [leader(controller="replicaset")],
     ),
     "TidemarkStarvedKeys": (

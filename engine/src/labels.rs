@@ -107,11 +107,16 @@ impl LabelSelector {
     /// Whether `labels` satisfy every requirement. An unknown operator matches nothing, as the
     /// API server would have rejected the selector.
     pub fn matches(&self, labels: &Labels) -> bool {
+        self.matches_with(|key| labels.get(key))
+    }
+
+    /// [`LabelSelector::matches`] over labels kept some other way: `label` gives a key's value.
+    pub fn matches_with<'a>(&self, label: impl Fn(&str) -> Option<&'a str>) -> bool {
         self.match_labels
             .iter()
-            .all(|(k, v)| labels.get(k) == Some(v.as_str()))
+            .all(|(k, v)| label(k) == Some(v.as_str()))
             && self.match_expressions.iter().all(|r| {
-                let value = labels.get(&r.key);
+                let value = label(&r.key);
                 match r.operator.as_str() {
                     "In" => value.is_some_and(|v| r.values.iter().any(|x| x == v)),
                     "NotIn" => value.is_none_or(|v| r.values.iter().all(|x| x != v)),

@@ -1,5 +1,6 @@
 //! Counters and latency histograms a shard keeps per controller; the runtime exports them.
 
+use crate::hot_keys::HotKey;
 use crate::queue::QueueStats;
 use crate::resource::{PerResource, Resource};
 use hdrhistogram::Histogram;
@@ -81,6 +82,10 @@ pub struct ControllerStats {
     pub unfinished_work: Duration,
     /// The longest-running reconcile in flight (`workqueue_longest_running_processor_seconds`).
     pub longest_running: Duration,
+    /// Stale sync skips a second lately, every key together (decaying, see [`crate::hot_keys`]).
+    pub skips_per_second: f64,
+    /// The key skipped most lately, and its own rate.
+    pub hot_key: Option<HotKey>,
 }
 
 fn histogram() -> Histogram<u64> {
@@ -127,6 +132,8 @@ impl ControllerStats {
             cache_lag_us: PerResource::filled(histogram()),
             unfinished_work: Duration::ZERO,
             longest_running: Duration::ZERO,
+            skips_per_second: 0.0,
+            hot_key: None,
         }
     }
 
@@ -197,6 +204,26 @@ impl ControllerStats {
         let _ = self.parked_duration_us.add(&other.parked_duration_us);
         for (resource, h) in other.cache_lag_us.iter() {
             let _ = self.cache_lag_us.get_mut(resource).add(h);
+        }
+        self.skips_per_second += other.skips_per_second;
+        // Keys live in one shard each: the hottest of all is the hottest of the hottest.
+        if let Some(theirs) = &other.hot_key
+            && self
+                .hot_key
+                .as_ref()
+                .is_none_or(|ours| theirs.skips_per_second > ours.skips_per_second)
+        {
+            self.hot_key = Some(theirs.clone());
+        }
+    }
+
+    /// The hot key's share of the controller's skips lately (0 when none were skipped).
+    pub fn hot_key_share(&self) -> f64 {
+        match &self.hot_key {
+            Some(hot) if self.skips_per_second > 0.0 => {
+                (hot.skips_per_second / self.skips_per_second).min(1.0)
+            }
+            _ => 0.0,
         }
     }
 }

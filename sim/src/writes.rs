@@ -114,24 +114,12 @@ impl World {
         }
         let now = self.clock.now();
         if let WriteResult::Written { resource_version } = &result
-            && let Some(revision) = resource_version.parse().ok().and_then(ResourceVersion::new)
+            && let Ok(revision) = ResourceVersion::parse(resource_version)
         {
-            self.tell_other_shards(shard, revision);
+            self.tell_every_shard(revision);
         }
         self.shards[shard].write_done(id, result, now);
         self.pump(shard);
-    }
-
-    /// What one shard learned of the server's revision, every other shard learns too, as the
-    /// actors share it through `ServerRevision`: a cache trailing it for long is known to lag
-    /// whichever shard wrote.
-    fn tell_other_shards(&mut self, learned_by: usize, revision: ResourceVersion) {
-        let now = self.clock.now();
-        for (s, other) in self.shards.iter_mut().enumerate() {
-            if s != learned_by {
-                other.observe_revision(revision, now);
-            }
-        }
     }
 
     pub(crate) fn read_arrives(&mut self, epoch: u64, shard: usize, read: Read) {
@@ -170,7 +158,7 @@ impl World {
                 let result = ResourceVersion::new(revision)
                     .ok_or_else(|| format!("revision {revision} is not comparable"));
                 if let Ok(revision) = result {
-                    self.tell_other_shards(shard, revision);
+                    self.tell_every_shard(revision);
                 }
                 self.shards[shard].barrier_done(id, result, now);
             }

@@ -56,6 +56,7 @@ fn run(args: RunArgs) -> anyhow::Result<std::process::ExitCode> {
         qps: args.kube_api_qps,
         burst: args.kube_api_burst,
         node_monitor_grace_period: args.node_monitor_grace_period,
+        node_selector: std::sync::Arc::new(args.node_selector.clone()),
         ..ManagerConfig::default()
     };
     if args.leader_elect_on() {

@@ -9,6 +9,7 @@ use clap::Parser;
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use tidemark_engine::labels::LabelSelector;
 use tidemark_engine::parse_go_bool;
 
 /// `tidemark run`. Derives `Parser` so tests can call `RunArgs::try_parse_from`; the binary uses
@@ -75,6 +76,11 @@ pub struct RunArgs {
     /// Node lifecycle: how long a node Lease may stay unchanged before the Node is marked.
     #[arg(long, default_value = "40s", value_parser = parse_go_duration)]
     pub node_monitor_grace_period: Duration,
+    /// Node lifecycle marks only the Nodes this label selector selects (`kubectl -l` syntax,
+    /// e.g. `pool=canary`), so a canary can manage a labelled pool while kube-controller-manager
+    /// keeps the rest; the default, empty, selects every Node.
+    #[arg(long, default_value = "", value_parser = LabelSelector::parse)]
+    pub node_selector: LabelSelector,
     /// How long a graceful shutdown waits for the writes in flight.
     #[arg(long, default_value = "10s", value_parser = parse_go_duration)]
     pub shutdown_grace_period: Duration,

@@ -141,6 +141,15 @@ fn a_grace_period_without_a_unit_is_refused_as_go_refuses_it() {
 }
 
 #[test]
+fn the_node_selector_selects_every_node_unless_given_and_refuses_bad_syntax() {
+    assert!(parse(&[]).node_selector.is_empty());
+    let canary = parse(&["--node-selector", "pool=canary,zone notin (eu-1)"]).node_selector;
+    assert_eq!(canary.match_expressions.len(), 2);
+    let message = refusal(&["--node-selector", "pool in canary"]);
+    assert!(message.contains("unable to parse requirement"), "{message}");
+}
+
+#[test]
 fn boolean_flags_take_go_booleans_after_an_equals_sign() {
     for (text, expected) in [("true", true), ("True", true), ("1", true), ("F", false)] {
         let args = parse(&[

@@ -31,7 +31,8 @@ pub struct Latency {
 }
 
 impl Latency {
-    fn observe(&mut self, seconds: f64) {
+    /// Counts one observation of `seconds`.
+    pub fn observe(&mut self, seconds: f64) {
         let slot = REQUEST_DURATION_BUCKETS
             .iter()
             .position(|le| seconds <= *le)

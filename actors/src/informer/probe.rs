@@ -48,7 +48,7 @@ impl Informer {
             }
         };
         if let Some(current) = current {
-            self.server_revision.learn_revision(current.get());
+            self.server_revision.learn(current);
         }
         let stalled =
             current.is_some_and(|c| c >= probe.target) && last_progress.elapsed() >= STALLED_AFTER;

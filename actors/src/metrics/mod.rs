@@ -179,6 +179,24 @@ impl TidemarkCollector {
             MetricType::Gauge,
             |c, m| m.encode_gauge(&(c.parked as i64))
         );
+        family!(
+            "tidemark_hot_key_skips_per_second",
+            "Stale sync skips a second of the controller's most-skipped key lately (decaying, half-life 10 s); a warning log line names the key",
+            MetricType::Gauge,
+            |c, m| m.encode_gauge(&c.hot_key.as_ref().map_or(0.0, |h| h.skips_per_second))
+        );
+        family!(
+            "tidemark_hot_key_hot_seconds",
+            "How long the controller's most-skipped key has been reported hot (0 while none is)",
+            MetricType::Gauge,
+            |c, m| m.encode_gauge(&c.hot_key.as_ref().map_or(0.0, |h| h.hot_for.as_secs_f64()))
+        );
+        family!(
+            "tidemark_hot_key_share",
+            "The most-skipped key's share of the controller's stale sync skips lately (0 to 1)",
+            MetricType::Gauge,
+            |c, m| m.encode_gauge(&c.hot_key_share())
+        );
         {
             let mut family = encoder.encode_descriptor(
                 "tidemark_stale_sync_skips",
@@ -270,6 +288,19 @@ impl TidemarkCollector {
                     family.encode_family(&set)?.count(&n)?;
                 }
             }
+        }
+        {
+            let mut family = encoder.encode_descriptor(
+                "tidemark_live_read_duration_seconds",
+                "Barriers and live reads at the API server, sent (past the client's rate limit) to answered or failed",
+                None,
+                MetricType::Histogram,
+            )?;
+            let no_labels: [(&str, &str); 0] = [];
+            upstream::encode_latency(
+                &mut family.encode_family(&no_labels)?,
+                &stats.live_read_latency,
+            )?;
         }
         family!(
             "tidemark_reconcile_panics",

@@ -6,9 +6,9 @@
 //! `leader_election_master_status`. Series exist only for resources a controller reads.
 
 use super::{EncodeFigures, InformerFigures};
-use crate::client::rest_metrics::{self, REQUEST_DURATION_BUCKETS};
+use crate::client::rest_metrics::{self, Latency, REQUEST_DURATION_BUCKETS};
 use crate::manager::ManagerStats;
-use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
+use prometheus_client::encoding::{DescriptorEncoder, MetricEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
 
 /// The subsystem upstream's controller registers its stale-sync counter under; the node
@@ -149,18 +149,21 @@ pub fn encode_rest_client(encoder: &mut DescriptorEncoder) -> std::fmt::Result {
         MetricType::Histogram,
     )?;
     for ((verb, host), l) in &figures.latency {
-        let mut buckets: Vec<(f64, u64)> = REQUEST_DURATION_BUCKETS
-            .iter()
-            .copied()
-            .zip(l.per_bucket.iter().copied())
-            .collect();
-        buckets.push((f64::INFINITY, l.per_bucket[REQUEST_DURATION_BUCKETS.len()]));
         let set = [("verb", verb.as_str()), ("host", host.as_str())];
-        family
-            .encode_family(&set)?
-            .encode_histogram::<NoLabelSet>(l.sum, l.count, &buckets, None)?;
+        encode_latency(&mut family.encode_family(&set)?, l)?;
     }
     Ok(())
+}
+
+/// One histogram in client-go's request buckets.
+pub fn encode_latency(metric: &mut MetricEncoder, l: &Latency) -> std::fmt::Result {
+    let mut buckets: Vec<(f64, u64)> = REQUEST_DURATION_BUCKETS
+        .iter()
+        .copied()
+        .zip(l.per_bucket.iter().copied())
+        .collect();
+    buckets.push((f64::INFINITY, l.per_bucket[REQUEST_DURATION_BUCKETS.len()]));
+    metric.encode_histogram::<NoLabelSet>(l.sum, l.count, &buckets, None)
 }
 
 #[cfg(test)]

@@ -1,12 +1,15 @@
 //! Node lifecycle over HTTP: the node Lease watch lags past the grace period while the Leases are
 //! renewed. With the gate on no live Node is marked and a Node that really went silent is; with
-//! the controller's own gate off the lag marks live Nodes.
+//! the controller's own gate off the lag marks live Nodes. With `--node-selector`, a silent Node
+//! outside the selected pool is left alone.
 
 use crate::common::with_runtime;
+use std::sync::Arc;
 use std::time::Duration;
 use tidemark_actors::embedded::{client_for, start_server};
 use tidemark_actors::manager::{Manager, ManagerConfig};
 use tidemark_engine::FeatureGates;
+use tidemark_engine::labels::LabelSelector;
 use tidemark_loadgen::node_oracle::live_nodes_marked;
 use tidemark_loadgen::oracle::node_is_marked;
 use tidemark_loadgen::{Resource, ServerConfig};
@@ -92,5 +95,56 @@ fn with_the_node_lifecycle_gate_off_the_lag_marks_live_nodes() {
             outcome.wrongly_marked > 0,
             "the naive controller trusts the lagging cache"
         );
+    });
+}
+
+#[test]
+fn with_a_node_selector_only_the_silent_node_of_the_selected_pool_is_marked() {
+    with_runtime(|io| async move {
+        let server = start_server(
+            &io,
+            ServerConfig {
+                node_count: 4,
+                lease_renew_interval: Duration::from_millis(300),
+                bookmark_interval: Duration::from_millis(200),
+                ..ServerConfig::default()
+            },
+        )
+        .await
+        .expect("server");
+        tidemark_loadgen::scenario::user::label_nodes(&server, "pool", &["node-3".into()], 1)
+            .expect("label node-3");
+        let config = ManagerConfig {
+            shards: 2,
+            controllers: vec!["nodelifecycle".into()],
+            node_monitor_grace_period: GRACE,
+            node_selector: Arc::new(LabelSelector::parse("pool=true").expect("selector")),
+            ..ManagerConfig::default()
+        };
+        let manager = Manager::start(
+            &config,
+            client_for(&server, &io).await.expect("client"),
+            &io,
+        )
+        .expect("manager");
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        server.stop_lease_renewal("node-2");
+        server.stop_lease_renewal("node-3");
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        manager.stop();
+        let marked = |name| {
+            server
+                .get(Resource::Nodes, "", name)
+                .is_some_and(|n| node_is_marked(&n))
+        };
+        assert!(
+            marked("node-3"),
+            "the silent Node of the selected pool is marked"
+        );
+        assert!(
+            !marked("node-2"),
+            "the silent Node outside the pool is another manager's"
+        );
+        server.shutdown().await;
     });
 }

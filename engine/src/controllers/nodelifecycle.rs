@@ -7,6 +7,7 @@
 use crate::action::{Action, Plan};
 use crate::cache::ShardCache;
 use crate::key::ObjectKey;
+use crate::labels::LabelSelector;
 use crate::object::Object;
 use crate::reconcile_error::ensure_well_formed;
 use crate::reconciler::{Context, ReconcileError, Reconciler};
@@ -15,22 +16,27 @@ use crate::views::nodes::{NodeView, ReadyStatus, UNREACHABLE_TAINT};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use smallvec::SmallVec;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// kube-controller-manager's `--node-monitor-grace-period` default.
 pub const DEFAULT_GRACE_PERIOD: Duration = Duration::from_secs(40);
 
-/// The controller, with its grace period.
-#[derive(Clone, Copy, Debug)]
+/// The controller, with its grace period and the Nodes it manages.
+#[derive(Clone, Debug)]
 pub struct NodeLifecycleController {
     /// How long a Lease may stay unchanged before its Node is marked.
     pub grace_period: Duration,
+    /// Only Nodes whose labels it selects are marked (`--node-selector`, so a canary manages
+    /// a labelled pool while the incumbent keeps the rest); empty selects every Node.
+    pub node_selector: Arc<LabelSelector>,
 }
 
 impl Default for NodeLifecycleController {
     fn default() -> Self {
         Self {
             grace_period: DEFAULT_GRACE_PERIOD,
+            node_selector: Arc::default(),
         }
     }
 }
@@ -193,6 +199,10 @@ impl Reconciler for NodeLifecycleController {
         let Some(node) = cache.nodes.get(key) else {
             return Ok(Plan::default());
         };
+        if !self.node_selector.matches(&node.labels) {
+            // Another manager's Node: neither marked nor judged, even when malformed.
+            return Ok(Plan::default());
+        }
         ensure_well_formed(self.name(), node)?;
         if let Some(lease) = cache.leases.get(&node.lease_key()) {
             ensure_well_formed(self.name(), lease)?;
@@ -290,6 +300,7 @@ mod tests {
     fn grace() -> NodeLifecycleController {
         NodeLifecycleController {
             grace_period: Duration::from_secs(40),
+            ..NodeLifecycleController::default()
         }
     }
 
@@ -344,6 +355,30 @@ mod tests {
         let taints = patch["spec"]["taints"].as_array().expect("taints");
         assert_eq!(taints.len(), 3, "{taints:?}");
         assert!(taints.iter().any(|t| t["key"] == "dedicated"));
+    }
+
+    #[test]
+    fn a_silent_node_outside_the_node_selector_is_left_to_its_other_manager() {
+        let t0 = Instant::now();
+        let late = ctx(t0 + Duration::from_secs(60));
+        let key = ObjectKey::new("", "n1");
+        let canary_only = NodeLifecycleController {
+            node_selector: Arc::new(LabelSelector::parse("pool=canary").expect("selector")),
+            ..grace()
+        };
+        let unlabelled = cache_with(node("n1", "True", false), Some(t0));
+        let plan = canary_only
+            .reconcile(&key, &unlabelled, &late)
+            .expect("plan");
+        assert!(plan.is_empty() && plan.requeue_after.is_none(), "{plan:?}");
+
+        let mut labelled = node("n1", "True", false);
+        labelled.labels =
+            crate::labels::Labels::from_map([("pool".to_string(), "canary".to_string())].into());
+        let plan = canary_only
+            .reconcile(&key, &cache_with(labelled, Some(t0)), &late)
+            .expect("plan");
+        assert!(plan.is_destructive(), "the canary's own Node is marked");
     }
 
     #[test]

@@ -5,6 +5,7 @@ use super::messages::Output;
 use crate::action::{Action, Plan};
 use crate::cache::ShardCache;
 use crate::expectations::Expectations;
+use crate::hot_keys::HotKeys;
 use crate::key::{ObjectKey, Uid};
 use crate::live_read::Expected;
 use crate::mode::ConsistencyMode;
@@ -68,6 +69,8 @@ pub(super) struct Controller {
     pub(super) plans: AHashMap<ObjectKey, PlanProgress>,
     pub(super) proofs: Proofs,
     pub(super) unknown_outcome: AHashSet<ObjectKey>,
+    /// Which keys its stale sync skips fall on lately.
+    pub(super) hot_keys: HotKeys,
     pub(super) stats: ControllerStats,
 }
 
@@ -119,6 +122,7 @@ impl Controller {
             plans: AHashMap::new(),
             proofs: Proofs::default(),
             unknown_outcome: AHashSet::new(),
+            hot_keys: HotKeys::default(),
         }
     }
 

@@ -54,10 +54,15 @@ pub struct Shard {
     router: Option<ShardRouter>,
     moved_at: PerResource<Option<Instant>>,
     known: KnownRevisions,
-    /// Per resource, how long after the process knew a revision the watch delivered it, as last
-    /// measured when the watermark moved: a watch late by more than the threshold is lagging
-    /// even while the changes it has not delivered yet are recent.
-    delay: PerResource<Duration>,
+    /// Per resource, how long after the process knew a revision the watch delivered it, and
+    /// when that was measured: a watch late by more than the threshold is lagging even while the
+    /// changes it has not delivered yet are recent. A measure holds for a lag threshold unless a
+    /// larger one comes: a bookmark right behind late events delivers a revision the process
+    /// learned only lately, and must not make the watch look prompt.
+    delay: PerResource<(Duration, Option<Instant>)>,
+    /// Per resource, the lowest version applied since the watermark last moved: the first
+    /// event a batch delivers is the one whose lateness says how late the watch is.
+    first_unmeasured: PerResource<Option<ResourceVersion>>,
     lag_threshold: Duration,
     live_reads: LiveReads,
     /// Destructive work waits until then after a takeover: the previous leader's writes may
@@ -92,6 +97,7 @@ impl Shard {
             moved_at: PerResource::default(),
             known: KnownRevisions::default(),
             delay: PerResource::default(),
+            first_unmeasured: PerResource::default(),
             lag_threshold: LAG_THRESHOLD,
             live_reads: LiveReads::default(),
             destructive_from: None,
@@ -214,7 +220,7 @@ impl Shard {
         if self.bug == Some(SeededBug::ProofNeverExpires) {
             return false;
         }
-        *self.delay.get(resource) >= self.lag_threshold
+        self.delay.get(resource).0 >= self.lag_threshold
             || self
                 .known
                 .lagging(*self.watermarks.get(resource), now, self.lag_threshold)
@@ -289,6 +295,8 @@ impl Shard {
                 s.tracked_keys = c.versions.len();
                 s.proven_keys = c.proofs.len();
                 s.awaiting_barrier = self.barriers.pending_for(index);
+                s.skips_per_second = c.hot_keys.skips_per_second(now);
+                s.hot_key = c.hot_keys.hottest(now);
                 s
             })
             .collect()

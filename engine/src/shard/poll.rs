@@ -7,6 +7,7 @@ use super::gate::{self, Decision, Facts, PlanFacts, QUIET_WATERMARK};
 use super::messages::{Output, STARVING_AFTER_SKIPS};
 use super::settle::settle;
 use crate::action::Plan;
+use crate::hot_keys::HotChange;
 use crate::key::ObjectKey;
 use crate::live_read::Expected;
 use crate::queue::{Fired, Outcome, ParkTarget, Popped};
@@ -136,7 +137,7 @@ impl Shard {
                 return;
             }
             Decision::Park(target) => {
-                count_stale_skip(c, &target);
+                count_stale_skip(c, &key, &target, now);
                 tracing::debug!(controller = c.reconciler.name(), %key, target = ?target, watermarks = ?self.watermarks, "stale sync skip: parked until the cache has the key's own writes");
                 c.queue.park(&key, target, now);
                 return;
@@ -144,14 +145,14 @@ impl Shard {
             Decision::RequeueStale(target) => {
                 // KEP-5647 as kube-controller-manager implements it: EnsureReady fails, the
                 // sync returns the error, and the key is requeued rate-limited.
-                count_stale_skip(c, &target);
+                count_stale_skip(c, &key, &target, now);
                 c.queue.start(&key);
                 c.queue.finish(&key, Outcome::Failed, now);
                 return;
             }
             Decision::Barrier => {
                 c.stats.unknown_outcome_barriers += 1;
-                tracing::debug!(controller = c.reconciler.name(), %key, "a write's outcome is unknown: barrier before deciding again");
+                tracing::debug!(controller = c.reconciler.name(), %key, "a write's outcome is unknown or it conflicted: barrier before deciding again");
                 c.queue.park(&key, ParkTarget::Barrier, now);
                 self.barriers.request(index, &key);
                 return;
@@ -192,12 +193,12 @@ impl Shard {
             Ok(plan) => plan,
         };
         let (plan_facts, expected) = self.plan_facts(index, &key, &plan, now);
+        let (destructive, creates) = (plan_facts.destructive, plan_facts.creates);
         facts.plan = Some(plan_facts);
         let decision = gate::decide(&facts);
         let c = &mut self.controllers[index];
-        let destructive = plan.is_destructive();
         if c.mode.is_tidemark()
-            && (destructive || plan.creates())
+            && (destructive || creates)
             && matches!(decision, Decision::LiveRead | Decision::Proceed)
         {
             // A live read vouches for one decision only.
@@ -297,12 +298,25 @@ impl Shard {
     }
 }
 
-/// A stale sync skip, counted per resource (a key awaiting deletions counts against Pods).
-fn count_stale_skip(c: &mut Controller, target: &ParkTarget) {
+/// A stale sync skip of `key`, counted per resource (a key awaiting deletions counts against
+/// Pods) and against the key, whose name is logged when it is skipped far more than the rest.
+fn count_stale_skip(c: &mut Controller, key: &ObjectKey, target: &ParkTarget, now: Instant) {
     let resource = match target {
         ParkTarget::Watermark { resource, .. } => *resource,
         _ => Resource::Pods,
     };
     c.stats.stale_sync_skips += 1;
     *c.stats.stale_sync_skips_by_resource.get_mut(resource) += 1;
+    match c.hot_keys.record(key, now) {
+        Some(HotChange::Became(hot)) => tracing::warn!(
+            controller = c.reconciler.name(),
+            key = %hot.key,
+            skips_per_second = hot.skips_per_second,
+            "hot key: skipped far more than the rest (its own writes keep outrunning the cache)"
+        ),
+        Some(HotChange::Cooled(key)) => {
+            tracing::info!(controller = c.reconciler.name(), %key, "hot key cooled down")
+        }
+        None => {}
+    }
 }

@@ -283,11 +283,44 @@ fn a_watch_that_delivers_late_lags_even_while_what_it_misses_is_recent() {
         s.is_lagging(Resource::ReplicaSets, late),
         "it misses nothing the process knows of, but it is 3 s late"
     );
-    // Once it delivers promptly again, it no longer lags.
-    let later = late + Duration::from_secs(1);
+    // A prompt delivery right after does not clear it: the lateness holds for a threshold.
+    let soon = late + Duration::from_secs(1);
+    s.advance(Resource::Pods, rv(55), soon);
+    s.advance(Resource::ReplicaSets, rv(55), soon);
+    assert!(s.is_lagging(Resource::ReplicaSets, soon));
+    // Once it has delivered promptly for that long, it no longer lags.
+    let later = late + LAG_THRESHOLD;
     s.advance(Resource::Pods, rv(60), later);
     s.advance(Resource::ReplicaSets, rv(60), later);
     assert!(!s.is_lagging(Resource::ReplicaSets, later));
+}
+
+#[test]
+fn late_events_with_a_bookmark_right_behind_them_still_show_the_watch_late() {
+    let (mut s, _, t0) = listed_without_pods(ConsistencyMode::Tidemark, 1);
+    // The Pod watch tells of revision 30 at once; the ReplicaSet watch's next event is 30.
+    s.advance(Resource::Pods, rv(30), t0);
+    // 1.5 s later a barrier teaches revision 60; the ReplicaSet watch is still 3 s late.
+    let barrier = t0 + Duration::from_millis(1_500);
+    s.observe_revision(rv(60), barrier);
+    // At 3 s the late event at 30 arrives, with a bookmark to 60 (nothing else pending) in the
+    // same batch: 60 was learned only 1.5 s ago, 30 a full 3 s ago.
+    let late = t0 + Duration::from_secs(3);
+    let scaled = with_generation(replicaset_json("ns", "web", 2, 30), 2);
+    s.apply(Change::Applied(Object::ReplicaSet(scaled)), late);
+    s.advance(Resource::ReplicaSets, rv(60), late);
+    assert!(
+        s.is_lagging(Resource::ReplicaSets, late),
+        "the batch's first event says how late the watch is"
+    );
+    // A bookmark alone right after does not make it look prompt.
+    s.observe_revision(rv(70), late);
+    s.advance(
+        Resource::ReplicaSets,
+        rv(70),
+        late + Duration::from_millis(100),
+    );
+    assert!(s.is_lagging(Resource::ReplicaSets, late + Duration::from_millis(100)));
 }
 
 #[test]
@@ -621,4 +654,14 @@ fn a_revision_another_shard_learned_makes_a_cache_trailing_it_lag() {
         live_read(&out).is_some(),
         "the create is read live: {out:?}"
     );
+}
+
+#[test]
+fn a_shard_not_told_what_another_learned_creates_on_its_lagging_cache() {
+    let (mut s, _, t0) = listed_without_pods(ConsistencyMode::Tidemark, 3);
+    let later = t0 + LAG_THRESHOLD;
+    assert!(!s.is_lagging(Resource::ReplicaSets, later));
+    let out = outputs(&mut s, later);
+    assert!(live_read(&out).is_none(), "{out:?}");
+    assert_eq!(creates(&writes_from(out)), 1);
 }

@@ -652,6 +652,7 @@ mod node_lifecycle {
             vec![ControllerSpec {
                 reconciler: Box::new(NodeLifecycleController {
                     grace_period: Duration::from_secs(40),
+                    ..NodeLifecycleController::default()
                 }),
                 mode: crate::ConsistencyMode::from_gate(consistency),
             }],

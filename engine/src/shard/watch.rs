@@ -80,6 +80,7 @@ impl Shard {
 
     /// Applies one watch event. The watermark moves only with [`advance`](Self::advance).
     pub fn apply(&mut self, change: Change, now: Instant) {
+        self.note_first_unmeasured(&change);
         match change {
             Change::Applied(object) => {
                 let resource = object.resource();
@@ -139,6 +140,22 @@ impl Shard {
                     self.enqueue_for(&previous, now);
                 }
             }
+        }
+    }
+
+    /// Keeps the lowest version delivered above the watermark since it last moved.
+    fn note_first_unmeasured(&mut self, change: &Change) {
+        let object = change.object();
+        let resource = object.resource();
+        let Some(version) = object.resource_version() else {
+            return;
+        };
+        if self.watermarks.get(resource).is_some_and(|w| version <= w) {
+            return;
+        }
+        let first = self.first_unmeasured.get_mut(resource);
+        if first.is_none_or(|f| version < f) {
+            *first = Some(version);
         }
     }
 
@@ -209,7 +226,8 @@ impl Shard {
         *self.synced.get_mut(resource) = true;
         *self.relisting.get_mut(resource) = None;
         // A list is as fresh as the server's answer.
-        *self.delay.get_mut(resource) = Duration::ZERO;
+        *self.delay.get_mut(resource) = (Duration::ZERO, None);
+        *self.first_unmeasured.get_mut(resource) = None;
         *self.watermarks.get_mut(resource) = version;
         *self.moved_at.get_mut(resource) = Some(now);
         if let Some(v) = version {
@@ -261,10 +279,22 @@ impl Shard {
         }
         *slot = Some(version);
         *self.moved_at.get_mut(resource) = Some(now);
-        *self.delay.get_mut(resource) = self
+        let first = self
+            .first_unmeasured
+            .get_mut(resource)
+            .take()
+            .filter(|first| *first <= version)
+            .unwrap_or(version);
+        let measured = self
             .known
-            .learned_at(version)
+            .learned_at(first)
             .map_or(Duration::ZERO, |at| now.saturating_duration_since(at));
+        let (held, since) = *self.delay.get(resource);
+        let still_holds =
+            since.is_some_and(|at| now.saturating_duration_since(at) < self.lag_threshold);
+        if measured >= held || !still_holds {
+            *self.delay.get_mut(resource) = (measured, Some(now));
+        }
         self.known.learn(version, now);
         self.prune_known();
         self.observe_acked(resource, version, now);

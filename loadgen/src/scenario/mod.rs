@@ -423,6 +423,17 @@ impl Scenario {
                     e.to.is_none()
                 }
             };
+            let repeats = match (e.repeat_every_seconds, e.repeat_until_seconds) {
+                (None, None) => true,
+                (Some(every), Some(until)) => every >= 0.1 && until >= e.at_seconds,
+                _ => false,
+            };
+            if !repeats {
+                return Some(format!(
+                    "event {:?} at {}s: repeat_every_seconds (at least 0.1) and repeat_until_seconds (not before at_seconds) go together",
+                    e.verb, e.at_seconds
+                ));
+            }
             if !known(&e.from) || !to_ok || e.jitter_seconds < 0.0 {
                 return Some(format!(
                     "event {:?} at {}s names sets the workload does not have ({:?} -> {:?})",
@@ -465,7 +476,8 @@ impl Scenario {
         let events = self
             .events
             .iter()
-            .map(|e| e.at_seconds.max(0.0) + e.jitter_seconds.max(0.0))
+            .flat_map(|e| e.times().into_iter().map(|t| t + e.jitter_seconds.max(0.0)))
+            .map(|t| t.max(0.0))
             .fold(0.0, f64::max);
         Duration::from_secs_f64(steps.max(faults).max(events))
     }

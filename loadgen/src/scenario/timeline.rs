@@ -115,8 +115,10 @@ pub fn plan(scenario: &Scenario, seed: u64) -> Plan {
         }
     }
     for event in &scenario.events {
-        let when = at(event.at_seconds + jitter(&mut rng, event.jitter_seconds));
-        actions.push((when, Action::Event(event.clone())));
+        for time in event.times() {
+            let when = at(time + jitter(&mut rng, event.jitter_seconds));
+            actions.push((when, Action::Event(event.clone())));
+        }
     }
     actions.sort_by_key(|(when, _)| *when);
     Plan {
@@ -131,6 +133,7 @@ pub fn plan(scenario: &Scenario, seed: u64) -> Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     fn load(name: &str) -> Scenario {
         Scenario::load(name).expect("shipped scenario")
@@ -184,6 +187,24 @@ mod tests {
             .filter(|(_, a)| matches!(a, Action::Fault { on: false, .. }))
             .count();
         assert_eq!(offs, 1);
+    }
+
+    #[test]
+    fn a_repeated_event_is_done_every_period_until_its_end() {
+        let text = "name='r'\ndescription='d'\n[workload]\nreplicasets=2\nsteps=[1]\nstep_every_seconds=1\n\
+            [[events]]\nverb='orphan'\nat_seconds=2\nfrom='rs-0'\nrepeat_every_seconds=1.5\nrepeat_until_seconds=8\n\
+            [invariants]\ncheck=['liveness']\nconvergence_bound_seconds=1\n";
+        let s = Scenario::parse(text, Path::new("inline")).expect("scenario");
+        let at: Vec<f64> = plan(&s, 1)
+            .actions
+            .iter()
+            .filter(|(_, a)| matches!(a, Action::Event(_)))
+            .map(|(t, _)| t.as_secs_f64())
+            .collect();
+        assert_eq!(at, [2.0, 3.5, 5.0, 6.5, 8.0]);
+        assert_eq!(s.active_duration(), Duration::from_secs(8));
+        let half = text.replace("repeat_until_seconds=8\n", "");
+        assert!(Scenario::parse(&half, Path::new("inline")).is_err());
     }
 
     #[test]

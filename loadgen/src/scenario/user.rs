@@ -273,6 +273,8 @@ mod tests {
             from: "rs-0".into(),
             to: to.map(str::to_string),
             count,
+            repeat_every_seconds: None,
+            repeat_until_seconds: None,
         }
     }
 

@@ -169,6 +169,30 @@ pub struct WorkloadEvent {
     /// How many Pods (the seed picks which).
     #[serde(default = "one")]
     pub count: usize,
+    /// Done again every this many seconds (a user or a misbehaving operator in a loop), up to
+    /// `repeat_until_seconds`.
+    #[serde(default)]
+    pub repeat_every_seconds: Option<f64>,
+    /// When the repetitions stop, seconds after the workload starts.
+    #[serde(default)]
+    pub repeat_until_seconds: Option<f64>,
+}
+
+impl WorkloadEvent {
+    /// The seconds after the workload starts at which it is done (before jitter).
+    pub fn times(&self) -> Vec<f64> {
+        let mut times = vec![self.at_seconds];
+        if let (Some(every), Some(until)) = (self.repeat_every_seconds, self.repeat_until_seconds)
+            && every > 0.0
+        {
+            let mut next = self.at_seconds + every;
+            while next <= until {
+                times.push(next);
+                next += every;
+            }
+        }
+        times
+    }
 }
 
 fn one() -> usize {

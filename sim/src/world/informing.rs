@@ -242,13 +242,9 @@ impl World {
         }
         let current = self.store.current_revision();
         let silent = self.now().saturating_sub(informer.last_progress);
-        // A probe is a consistent read: every shard learns the revision, as the actors' probes
-        // teach it through `ServerRevision`.
+        // A probe is a consistent read: every shard learns the revision.
         if let Some(revision) = ResourceVersion::new(current) {
-            let now = self.clock.now();
-            for shard in &mut self.shards {
-                shard.observe_revision(revision, now);
-            }
+            self.tell_every_shard(revision);
         }
         if current >= target.get() && silent >= STALLED_AFTER {
             self.end_for_relist(i, "watch stalled behind the server");

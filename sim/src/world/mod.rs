@@ -20,8 +20,8 @@ use crate::user::User;
 use loadgen::store::Store;
 use std::time::{Duration, Instant};
 use tidemark_engine::{
-    Action, ConsistencyMode, ControllerSpec, Output, ReplicaSetController, Resource, SeededBug,
-    Shard, ShardId, ShardRouter,
+    Action, ConsistencyMode, ControllerSpec, Output, ReplicaSetController, Resource,
+    ResourceVersion, SeededBug, Shard, ShardId, ShardRouter,
 };
 
 /// Everything in a run.
@@ -130,6 +130,16 @@ impl World {
     }
 
     /// Records a line of the trace at the current time.
+    /// A revision the server answered a write, a barrier or a probe with: every shard learns it,
+    /// as the actors share it through `ServerRevision`, so a cache trailing it for long is known
+    /// to lag whichever shard asked.
+    pub(crate) fn tell_every_shard(&mut self, revision: ResourceVersion) {
+        let now = self.clock.now();
+        for shard in &mut self.shards {
+            shard.observe_revision(revision, now);
+        }
+    }
+
     pub(crate) fn note(&mut self, what: std::fmt::Arguments<'_>) {
         let at = self.clock.elapsed();
         self.trace.record(at, what);
