@@ -92,6 +92,7 @@ impl LabelSelector {
     /// assert!(canary.matches(&labels(&[("pool", "canary")])));
     /// assert!(!canary.matches(&labels(&[("pool", "canary"), ("zone", "eu-1")])));
     /// assert!(LabelSelector::parse("pool in canary").is_err());
+    /// # Ok::<(), tidemark_engine::label_syntax::LabelSyntaxError>(())
     /// ```
     pub fn parse(text: &str) -> Result<Self, LabelSyntaxError> {
         let bad = |why| LabelSyntaxError {

@@ -25,6 +25,7 @@ pub mod placements;
 pub mod pod_template;
 pub mod proof;
 pub mod queue;
+pub mod ranges;
 pub mod reconcile_error;
 pub mod reconciler;
 pub mod resource;

@@ -367,7 +367,11 @@ async fn list_or_watch(
     namespace: Option<String>,
     q: &Query,
 ) -> Result<Response, ApiError> {
-    let selectors = Selectors::parse_for(resource, q.get("labelSelector"), q.get("fieldSelector"))?;
+    let mut selectors =
+        Selectors::parse_for(resource, q.get("labelSelector"), q.get("fieldSelector"))?;
+    if app.watch.sharded_list_and_watch {
+        selectors = selectors.with_shard(q.get("shardSelector"))?;
+    }
     let rv = q.get("resourceVersion");
     if q.flag("watch") {
         let parsed = match rv {

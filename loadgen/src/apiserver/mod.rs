@@ -6,6 +6,7 @@
 
 pub mod admin;
 pub mod arrival;
+pub mod config;
 pub mod discovery;
 pub mod door;
 pub mod handlers;

@@ -11,6 +11,8 @@ use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
+pub use crate::apiserver::config::ServerConfig;
+
 use crate::apiserver::admin::{self, AdminState};
 use crate::apiserver::door::{Door, ServerCredentials};
 use crate::apiserver::handlers::{self, App};
@@ -24,62 +26,8 @@ use crate::rbac::UserInfo;
 use crate::resource::Resource;
 use crate::store::deletion::{DeleteOptions, Deleted};
 use crate::store::watch_stream::WatchContext;
+use crate::store::watch_traffic::{WatchFigures, WatchTraffic};
 use crate::store::{LOADGEN_USER_AGENT, Preconditions, Store};
-
-/// How the server is started.
-#[derive(Debug, Clone)]
-pub struct ServerConfig {
-    /// Address of the API listener (default `127.0.0.1:0`).
-    pub listen: SocketAddr,
-    /// Address of the admin listener (default `127.0.0.1:0`).
-    pub admin_listen: SocketAddr,
-    /// How often watches with `allowWatchBookmarks=true` get a bookmark (default 1 s).
-    pub bookmark_interval: Duration,
-    /// How many revisions of history are kept for watches and snapshots (default 100,000).
-    pub compaction_window: u64,
-    /// Whether the kubelet emulation runs (default true).
-    pub kubelet_enabled: bool,
-    /// How long after creation the kubelet makes a Pod Running and Ready (default 300 ms).
-    pub kubelet_ready_after: Duration,
-    /// How many fake nodes the kubelet binds Pods to (default 3).
-    pub node_count: usize,
-    /// How long the kubelet takes to stop a Pod given a grace period, at most the grace
-    /// period itself (default 200 ms).
-    pub pod_termination_after: Duration,
-    /// How long a Pod owned by a Job runs before the kubelet makes it Succeeded, or Failed
-    /// when it has the annotation `loadgen.tidemark.dev/fail: "true"` (default 1 s).
-    pub job_pod_runtime: Duration,
-    /// How often each fake node renews its Lease in `kube-node-lease` (default 10 s).
-    pub lease_renew_interval: Duration,
-    /// Watch delays in force from the start.
-    pub watch_delays: Vec<(Resource, Duration)>,
-    /// Serve plain HTTP with no authentication or authorization, as the insecure port of old
-    /// (default false: HTTPS, credentials required, RBAC enforced).
-    pub plain_http: bool,
-    /// More names or addresses for the serving certificate (loopback is always in it).
-    pub extra_hosts: Vec<String>,
-}
-
-impl Default for ServerConfig {
-    fn default() -> Self {
-        let loopback = SocketAddr::from(([127, 0, 0, 1], 0));
-        ServerConfig {
-            listen: loopback,
-            admin_listen: loopback,
-            bookmark_interval: Duration::from_secs(1),
-            compaction_window: 100_000,
-            kubelet_enabled: true,
-            kubelet_ready_after: Duration::from_millis(300),
-            node_count: 3,
-            pod_termination_after: Duration::from_millis(200),
-            job_pod_runtime: Duration::from_secs(1),
-            lease_renew_interval: Duration::from_secs(10),
-            watch_delays: Vec::new(),
-            plain_http: false,
-            extra_hosts: Vec::new(),
-        }
-    }
-}
 
 /// A failure to start the server.
 #[derive(Debug, thiserror::Error)]
@@ -111,6 +59,7 @@ pub struct ApiServer {
     admin_addr: SocketAddr,
     store: Arc<Store>,
     faults: Arc<Faults>,
+    traffic: Arc<WatchTraffic>,
     leases: Arc<LeaseControl>,
     door: Arc<Door>,
     credentials: Option<Arc<ServerCredentials>>,
@@ -241,6 +190,7 @@ pub async fn start(config: ServerConfig) -> Result<ApiServer, ServerError> {
     for (r, d) in &config.watch_delays {
         faults.set_watch_delay(*r, *d);
     }
+    let traffic = Arc::new(WatchTraffic::default());
     let app = Arc::new(App {
         store: store.clone(),
         watch: WatchContext {
@@ -248,6 +198,8 @@ pub async fn start(config: ServerConfig) -> Result<ApiServer, ServerError> {
             faults: faults.clone(),
             bookmark_interval: config.bookmark_interval,
             shutdown: stop.clone(),
+            sharded_list_and_watch: config.sharded_list_and_watch,
+            traffic: traffic.clone(),
         },
         door: door.clone(),
     });
@@ -307,6 +259,7 @@ pub async fn start(config: ServerConfig) -> Result<ApiServer, ServerError> {
         admin_addr,
         store,
         faults,
+        traffic,
         leases,
         door,
         credentials,
@@ -559,6 +512,11 @@ impl ApiServer {
     /// Every invariant violation the oracle found.
     pub fn violations(&self) -> Vec<Violation> {
         self.store.violations()
+    }
+
+    /// What the watches sent so far, per resource and `shardSelector`.
+    pub fn watch_traffic(&self) -> Vec<WatchFigures> {
+        self.traffic.figures()
     }
 
     /// Every committed write, in revision order.

@@ -177,6 +177,10 @@ pub async fn list(store: &Store, req: &ListRequest) -> Result<Bytes, ApiError> {
     if let Some(c) = cont {
         meta["continue"] = serde_json::Value::from(c);
     }
+    if let Some(shard) = &sel.shard {
+        // KEP-5866: the echo tells the client the server filtered (an old server omits it).
+        meta["shardInfo"] = serde_json::json!({"selector": shard.text()});
+    }
     let head =
         serde_json::json!({"kind": r.list_kind(), "apiVersion": r.api_version(), "metadata": meta});
     let head = serde_json::to_vec(&head).unwrap_or_default();

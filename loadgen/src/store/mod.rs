@@ -12,8 +12,10 @@ pub mod patch;
 mod read;
 mod requests;
 pub mod selector;
+pub mod shard_selector;
 mod stored;
 pub mod watch_stream;
+pub mod watch_traffic;
 mod write;
 
 #[cfg(test)]

@@ -4,6 +4,7 @@ use serde_json::Value;
 
 use crate::apiserver::status::ApiError;
 use crate::resource::Resource;
+use crate::store::shard_selector::ShardSelector;
 
 /// One requirement of a label selector.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -311,13 +312,15 @@ impl FieldSelector {
     }
 }
 
-/// A label and a field selector together.
+/// A label, a field and a shard selector together.
 #[derive(Debug, Clone, Default)]
 pub struct Selectors {
     /// The label selector.
     pub labels: LabelSelector,
     /// The field selector.
     pub fields: FieldSelector,
+    /// KEP-5866's `shardSelector`, when the request has one and the server honours it.
+    pub shard: Option<ShardSelector>,
 }
 
 impl Selectors {
@@ -326,6 +329,7 @@ impl Selectors {
         Ok(Selectors {
             labels: LabelSelector::parse(labels.unwrap_or(""))?,
             fields: FieldSelector::parse(fields.unwrap_or(""))?,
+            shard: None,
         })
     }
 
@@ -338,12 +342,21 @@ impl Selectors {
         Ok(Selectors {
             labels: LabelSelector::parse(labels.unwrap_or(""))?,
             fields: FieldSelector::parse_for(Some(resource), fields.unwrap_or(""))?,
+            shard: None,
         })
     }
 
-    /// Whether the object satisfies both.
+    /// Also `shardSelector` (KEP-5866), when given.
+    pub fn with_shard(mut self, shard: Option<&str>) -> Result<Self, ApiError> {
+        self.shard = shard.map(ShardSelector::parse).transpose()?;
+        Ok(self)
+    }
+
+    /// Whether the object satisfies all of them.
     pub fn matches(&self, obj: &Value) -> bool {
-        self.labels.matches_object(obj) && self.fields.matches_object(obj)
+        self.labels.matches_object(obj)
+            && self.fields.matches_object(obj)
+            && self.shard.as_ref().is_none_or(|s| s.matches(obj))
     }
 }
 

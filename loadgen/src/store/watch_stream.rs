@@ -16,6 +16,7 @@ use crate::apiserver::status::ApiError;
 use crate::faults::Faults;
 use crate::resource::Resource;
 use crate::store::selector::Selectors;
+use crate::store::watch_traffic::WatchTraffic;
 use crate::store::{Event, EventType, LogRead, Store};
 
 /// Where a watch starts.
@@ -85,6 +86,10 @@ pub struct WatchContext {
     pub bookmark_interval: Duration,
     /// Becomes true when the server shuts down.
     pub shutdown: watch::Receiver<bool>,
+    /// `ShardedListAndWatch`: whether `shardSelector` is honoured.
+    pub sharded_list_and_watch: bool,
+    /// What the watches sent.
+    pub traffic: Arc<WatchTraffic>,
 }
 
 fn frame(kind: &str, object: &[u8]) -> Bytes {
@@ -157,16 +162,24 @@ async fn run(
     let mut faults_rx = ctx.faults.subscribe();
     let epoch = ctx.faults.drop_epoch();
     let mut sent_events: u64 = 0;
+    let shard_selector = req.selectors.shard.as_ref().map_or("", |s| s.text());
+    let counter = ctx.traffic.counter(r, shard_selector);
     let send = |b: Bytes| {
         let tx = tx.clone();
         async move { tx.send(Ok(b)).await.is_ok() }
+    };
+    let send_event = |b: Bytes| {
+        counter.sent(b.len());
+        send(b)
     };
     let mut fetched = match req.start {
         WatchStart::Current => {
             rev_rx.borrow_and_update();
             let (items, rev) = ctx.store.all(r, ns);
             for item in items {
-                if req.selectors.matches(&item.value) && !send(frame("ADDED", &item.bytes)).await {
+                if req.selectors.matches(&item.value)
+                    && !send_event(frame("ADDED", &item.bytes)).await
+                {
                     return;
                 }
             }
@@ -200,7 +213,7 @@ async fn run(
                 break;
             }
             if let Some(b) = encode_event(e, ns, &req.selectors) {
-                if !send(b).await {
+                if !send_event(b).await {
                     return;
                 }
                 sent_events += 1;

@@ -18,5 +18,6 @@ mod patch;
 mod replay;
 mod request_faults;
 mod resources;
+mod sharding;
 mod validation;
 mod watch_faults;
