@@ -165,16 +165,7 @@ fn parse_set(rest: &str) -> Option<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::labels::Labels;
-
-    fn labels(pairs: &[(&str, &str)]) -> Labels {
-        Labels::from_map(
-            pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        )
-    }
+    use crate::labels::labels;
 
     fn operators(s: &LabelSelector) -> Vec<(&str, &str, Vec<&str>)> {
         s.match_expressions

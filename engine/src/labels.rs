@@ -128,18 +128,20 @@ impl LabelSelector {
     }
 }
 
+/// Labels from pairs, for tests.
+#[cfg(test)]
+pub(crate) fn labels(pairs: &[(&str, &str)]) -> Labels {
+    Labels::from_map(
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn labels(pairs: &[(&str, &str)]) -> Labels {
-        Labels::from_map(
-            pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        )
-    }
 
     #[test]
     fn selector_matches_labels_and_expressions() {
