@@ -2,7 +2,8 @@
 //! same `Store` calls loadgen's HTTP handlers make, answered as the runtime's writer classifies
 //! them (actors/src/errors.rs), and objects decoded as the informer decodes them.
 
-use loadgen::store::{Arriving, Preconditions, Store, Subresource, WriteOptions};
+use loadgen::oracle::{Arriving, SharedOracle};
+use loadgen::store::{Preconditions, RequestId, Store, Subresource, WriteOptions};
 use loadgen::{ApiError, DeleteOptions};
 use tidemark_engine::{
     Action, DecodeError, Object, Resource, WriteError, WriteErrorKind, WriteResult,
@@ -42,18 +43,18 @@ fn classify(error: &ApiError) -> WriteError {
 
 /// A Pod create or delete reaching the server: the oracle judges it now. `None` for other
 /// writes, and for deletes of Pods that are not live.
-pub fn arrive(store: &Store, action: &Action) -> Option<loadgen::oracle::in_flight::ArrivalId> {
+pub fn arrive(store: &Store, oracle: &SharedOracle, action: &Action) -> Option<RequestId> {
     match action {
         Action::Create {
             resource: Resource::Pods,
             namespace,
             body,
-        } => store.arrive(namespace, Arriving::Create(body)),
+        } => oracle.arrive(store, namespace, Arriving::Create(body)),
         Action::Delete {
             resource: Resource::Pods,
             key,
             ..
-        } => store.arrive(key.namespace(), Arriving::Delete(key.name())),
+        } => oracle.arrive(store, key.namespace(), Arriving::Delete(key.name())),
         _ => None,
     }
 }

@@ -114,7 +114,7 @@ pub fn run(config: &SimConfig) -> Outcome {
     world.clock.advance_to(Duration::ZERO);
     if let Some(allowance) = config.eager_user {
         world.user.eager = true;
-        world.store.set_delivery_allowance(allowance);
+        world.oracle.set_delivery_allowance(allowance);
     }
     world.note(format_args!(
         "seed {} mode {} shards {shards}",
@@ -138,7 +138,7 @@ pub fn run(config: &SimConfig) -> Outcome {
         world.clock.advance_to(at);
         world.handle(event);
         events += 1;
-        if world.store.violation_count() > 0 {
+        if world.oracle.violation_count() > 0 {
             world.note(format_args!("oracle: violation"));
             break End::Violated;
         }
@@ -154,7 +154,7 @@ pub fn run(config: &SimConfig) -> Outcome {
         mode: config.mode,
         shards,
         end,
-        violations: world.store.violations(),
+        violations: world.oracle.violations(),
         trace_hash: world.trace.hash(),
         events,
         virtual_time: world.clock.elapsed(),

@@ -5,7 +5,7 @@
 
 use crate::api::{api_resource, arrive, perform};
 use crate::world::{Answer, Event, Read, World};
-use loadgen::oracle::in_flight::ArrivalId;
+use loadgen::store::RequestId;
 use std::time::Duration;
 use tidemark_engine::{Action, ResourceVersion, WriteError, WriteErrorKind, WriteId, WriteResult};
 
@@ -23,7 +23,7 @@ impl World {
         id: WriteId,
         action: Action,
     ) {
-        let arrival = arrive(&self.store, &action);
+        let arrival = arrive(&self.store, &self.oracle, &action);
         // Between arrival and commit other writes may commit: the oracle's arrival rule is
         // about exactly that window.
         let now = self.now();
@@ -52,7 +52,7 @@ impl World {
         shard: usize,
         id: WriteId,
         action: Action,
-        arrival: Option<ArrivalId>,
+        arrival: Option<RequestId>,
     ) {
         let expired = self.now() > sent + WRITE_DEADLINE;
         let result = match arrival {
@@ -61,16 +61,15 @@ impl World {
                 message: format!("the request's timeout of {WRITE_DEADLINE:?} passed: not applied"),
             }),
             Some(arrival) => {
-                let result = loadgen::oracle::in_flight::sync_scope(arrival, || {
-                    perform(&self.store, &action)
-                });
-                self.store.depart(arrival);
+                let result =
+                    loadgen::store::commit::sync_scope(arrival, || perform(&self.store, &action));
+                self.oracle.depart(arrival);
                 result
             }
             None => perform(&self.store, &action),
         };
         if expired && let Some(arrival) = arrival {
-            self.store.depart(arrival);
+            self.oracle.depart(arrival);
         }
         let now = self.now();
         let lost = self.faults.loses_response(&mut self.rng, now);

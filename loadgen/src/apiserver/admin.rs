@@ -25,6 +25,8 @@ pub struct AdminState {
     pub faults: Arc<Faults>,
     /// The store (for the oracle).
     pub store: Arc<Store>,
+    /// The invariant oracle observing it.
+    pub oracle: crate::oracle::SharedOracle,
     /// Node Lease renewal of the kubelet emulation.
     pub leases: Arc<crate::kubelet::nodes::LeaseControl>,
 }
@@ -269,8 +271,8 @@ fn log_fault(s: &AdminState, what: &str) {
 async fn get_violations(State(s): State<AdminState>) -> Json<serde_json::Value> {
     Json(json!({
         "revision": s.store.current_revision(),
-        "writes": s.store.write_count(),
-        "violations": s.store.violations(),
+        "writes": s.oracle.write_count(),
+        "violations": s.oracle.violations(),
     }))
 }
 

@@ -1,7 +1,7 @@
 //! The moment a Pod create or delete reaches the server, before anything (injected latency, the
 //! door, the handler) can hold it: an axum middleware that shows the request to the oracle, and
-//! names it to the store's commit through a task-local ([`crate::oracle::in_flight::current`]),
-//! so the commit is judged as it arrived.
+//! names it to the store's commits through a task-local ([`crate::store::commit::during`]), so
+//! the oracle judges the commit as the request arrived.
 
 use std::sync::Arc;
 
@@ -12,9 +12,18 @@ use axum::response::Response;
 use http::Method;
 
 use crate::apiserver::routes::{Route, parse};
-use crate::oracle::in_flight::ArrivalId;
+use crate::oracle::{Arriving, SharedOracle};
 use crate::resource::Resource;
-use crate::store::{Arriving, Store};
+use crate::store::{RequestId, Store};
+
+/// What the middleware needs: the store to read a Pod from, the oracle to show it to.
+#[derive(Clone)]
+pub struct Arrivals {
+    /// The store.
+    pub store: Arc<Store>,
+    /// The oracle observing it.
+    pub oracle: SharedOracle,
+}
 
 /// What kind of Pod write a request is, if it is one the oracle judges.
 enum PodWrite {
@@ -45,13 +54,14 @@ fn pod_write(method: &Method, path: &str) -> Option<PodWrite> {
 }
 
 /// The middleware, outermost on the API listener.
-pub async fn layer(State(store): State<Arc<Store>>, request: Request, next: Next) -> Response {
+pub async fn layer(State(arrivals): State<Arrivals>, request: Request, next: Next) -> Response {
+    let Arrivals { store, oracle } = arrivals;
     let Some(write) = pod_write(request.method(), request.uri().path()) else {
         return next.run(request).await;
     };
     let (request, id) = match write {
         PodWrite::Delete(ns, name) => {
-            let id = store.arrive(&ns, Arriving::Delete(&name));
+            let id = oracle.arrive(&store, &ns, Arriving::Delete(&name));
             (request, id)
         }
         PodWrite::Create(ns) => {
@@ -63,27 +73,27 @@ pub async fn layer(State(store): State<Arc<Store>>, request: Request, next: Next
             // A body that is not JSON is refused by the handler; there is nothing to judge.
             let id = serde_json::from_slice(&bytes)
                 .ok()
-                .and_then(|pod| store.arrive(&ns, Arriving::Create(&pod)));
+                .and_then(|pod| oracle.arrive(&store, &ns, Arriving::Create(&pod)));
             (Request::from_parts(parts, Body::from(bytes)), id)
         }
     };
     let Some(id) = id else {
         return next.run(request).await;
     };
-    let _departs = Departure { store, id };
-    crate::oracle::in_flight::during(id, next.run(request)).await
+    let _departs = Departure { oracle, id };
+    crate::store::commit::during(id, next.run(request)).await
 }
 
 /// Ends the request's arrival when it is answered, or dropped (its client went away): a request
 /// that never commits must not stay in flight.
 struct Departure {
-    store: Arc<Store>,
-    id: ArrivalId,
+    oracle: SharedOracle,
+    id: RequestId,
 }
 
 impl Drop for Departure {
     fn drop(&mut self) {
-        self.store.depart(self.id);
+        self.oracle.depart(self.id);
     }
 }
 

@@ -14,6 +14,7 @@ use tokio::task::JoinHandle;
 pub use crate::apiserver::config::ServerConfig;
 
 use crate::apiserver::admin::{self, AdminState};
+use crate::apiserver::arrival::Arrivals;
 use crate::apiserver::door::{Door, ServerCredentials};
 use crate::apiserver::handlers::{self, App};
 use crate::apiserver::kubeconfig::{KubeconfigTrust, KubeconfigUser};
@@ -21,7 +22,7 @@ use crate::apiserver::status::ApiError;
 use crate::faults::Faults;
 use crate::kubelet::nodes::{self, LeaseControl};
 use crate::kubelet::{self, KubeletConfig};
-use crate::oracle::{ReplicaSetTruth, Violation, WriteRecord};
+use crate::oracle::{ReplicaSetTruth, SharedOracle, Violation, WriteRecord};
 use crate::rbac::UserInfo;
 use crate::resource::Resource;
 use crate::store::deletion::{DeleteOptions, Deleted};
@@ -58,6 +59,7 @@ pub struct ApiServer {
     addr: SocketAddr,
     admin_addr: SocketAddr,
     store: Arc<Store>,
+    oracle: SharedOracle,
     faults: Arc<Faults>,
     traffic: Arc<WatchTraffic>,
     leases: Arc<LeaseControl>,
@@ -158,7 +160,8 @@ pub async fn start(config: ServerConfig) -> Result<ApiServer, ServerError> {
         (None, None)
     };
     let store = Arc::new(Store::new(config.compaction_window, kubelet_tx));
-    store.set_delivery_allowance(crate::oracle::knowable::DELIVERY_ALLOWANCE);
+    let oracle = SharedOracle::observing(&store);
+    oracle.set_delivery_allowance(crate::oracle::knowable::DELIVERY_ALLOWANCE);
     let terminations = if config.kubelet_enabled {
         let (tx, rx) = mpsc::unbounded_channel();
         let _ = store.terminations.set(tx);
@@ -216,13 +219,17 @@ pub async fn start(config: ServerConfig) -> Result<ApiServer, ServerError> {
             crate::faults::request_faults::layer,
         ))
         .layer(axum::middleware::from_fn_with_state(
-            store.clone(),
+            Arrivals {
+                store: store.clone(),
+                oracle: oracle.clone(),
+            },
             crate::apiserver::arrival::layer,
         ));
     let leases = Arc::new(LeaseControl::default());
     let admin = admin::router(AdminState {
         faults: faults.clone(),
         store: store.clone(),
+        oracle: oracle.clone(),
         leases: leases.clone(),
     });
     let mut tasks = vec![
@@ -258,6 +265,7 @@ pub async fn start(config: ServerConfig) -> Result<ApiServer, ServerError> {
         addr,
         admin_addr,
         store,
+        oracle,
         faults,
         traffic,
         leases,
@@ -511,7 +519,7 @@ impl ApiServer {
 
     /// Every invariant violation the oracle found.
     pub fn violations(&self) -> Vec<Violation> {
-        self.store.violations()
+        self.oracle.violations()
     }
 
     /// What the watches sent so far, per resource and `shardSelector`.
@@ -521,22 +529,22 @@ impl ApiServer {
 
     /// Every committed write, in revision order.
     pub fn writes(&self) -> Vec<WriteRecord> {
-        self.store.writes()
+        self.oracle.writes()
     }
 
     /// How many writes were committed.
     pub fn write_count(&self) -> u64 {
-        self.store.write_count()
+        self.oracle.write_count()
     }
 
     /// The ground truth about every ReplicaSet.
     pub fn replicaset_truth(&self) -> Vec<ReplicaSetTruth> {
-        self.store.replicaset_truth()
+        self.oracle.replicaset_truth(&self.store)
     }
 
     /// The ground truth about every StatefulSet.
     pub fn statefulset_truth(&self) -> Vec<ReplicaSetTruth> {
-        self.store.statefulset_truth()
+        self.oracle.statefulset_truth(&self.store)
     }
 
     /// Stops the listeners, open watches and the kubelet, waiting up to 2 s for them.

@@ -12,8 +12,8 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use crate::object::{meta_str, now_rfc3339};
-use crate::oracle::Verb;
 use crate::resource::Resource;
+use crate::store::Verb;
 use crate::store::deletion::DeleteOptions;
 use crate::store::{PodStarted, PodTerminating, Preconditions, Store};
 

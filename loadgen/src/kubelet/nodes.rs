@@ -13,9 +13,9 @@ use tokio::task::JoinHandle;
 use crate::apiserver::status::ApiError;
 use crate::kubelet::{KUBELET_USER_AGENT, node_name};
 use crate::object::now_rfc3339;
-use crate::oracle::Verb;
 use crate::resource::Resource;
 use crate::store::Store;
+use crate::store::Verb;
 
 /// The namespace of node Leases.
 pub const NODE_LEASE_NAMESPACE: &str = "kube-node-lease";

@@ -8,11 +8,8 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use crate::object::{controller_uid, meta_str};
-use crate::oracle::{Verb, Violation};
-
-/// One write that arrived at the server, numbered in arrival order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ArrivalId(pub u64);
+use crate::oracle::Violation;
+use crate::store::{RequestId, Verb};
 
 /// What a controller decided to do to a Pod, judged against one state of the store.
 #[derive(Debug, Clone, Copy)]
@@ -49,7 +46,7 @@ struct Pending {
 #[derive(Debug, Default)]
 pub struct InFlight {
     next: u64,
-    pending: HashMap<ArrivalId, Pending>,
+    pending: HashMap<RequestId, Pending>,
 }
 
 impl InFlight {
@@ -81,9 +78,9 @@ impl InFlight {
         namespace: &str,
         decision: Decision<'_>,
         verdicts: Vec<Violation>,
-    ) -> ArrivalId {
+    ) -> RequestId {
         self.next += 1;
-        let id = ArrivalId(self.next);
+        let id = RequestId(self.next);
         let pod = decision.pod();
         let (verb, name) = match decision {
             Decision::Create(_) => (Verb::Create, None),
@@ -106,7 +103,7 @@ impl InFlight {
     /// commit is the one it arrived as (a delete of another Pod in the same request is not).
     pub fn commit(
         &mut self,
-        id: ArrivalId,
+        id: RequestId,
         verb: Verb,
         namespace: &str,
         name: &str,
@@ -122,7 +119,7 @@ impl InFlight {
     }
 
     /// The request `id` ended; if it never committed, it is no longer in flight.
-    pub fn depart(&mut self, id: ArrivalId) {
+    pub fn depart(&mut self, id: RequestId) {
         self.pending.remove(&id);
     }
 
@@ -135,28 +132,6 @@ impl InFlight {
     pub fn is_empty(&self) -> bool {
         self.pending.is_empty()
     }
-}
-
-tokio::task_local! {
-    static CURRENT: ArrivalId;
-}
-
-/// The arrival of the request whose handler is running on this task, if the oracle saw one.
-pub fn current() -> Option<ArrivalId> {
-    CURRENT.try_with(|id| *id).ok()
-}
-
-/// Runs `handler` (the rest of a request's handling) as arrival `id`: [`current`] names it to the
-/// store's commit.
-pub async fn during<F: std::future::Future>(id: ArrivalId, handler: F) -> F::Output {
-    CURRENT.scope(id, handler).await
-}
-
-/// Runs `commit` as the request `id` (from `Store::arrive`): a synchronous caller (the
-/// deterministic simulation, which has no tokio task per request) commits inside it so the
-/// oracle applies the verdict reached at arrival.
-pub fn sync_scope<R>(id: ArrivalId, commit: impl FnOnce() -> R) -> R {
-    CURRENT.sync_scope(id, commit)
 }
 
 #[cfg(test)]
@@ -193,12 +168,5 @@ mod tests {
         assert!(f.commit(d, Verb::Create, "ns", "x").is_none());
         assert!(f.commit(d, Verb::Delete, "ns", "x").is_some());
         assert!(f.is_empty());
-    }
-
-    #[tokio::test]
-    async fn outside_a_request_there_is_no_arrival() {
-        assert_eq!(current(), None);
-        let inside = CURRENT.scope(ArrivalId(7), async { current() }).await;
-        assert_eq!(inside, Some(ArrivalId(7)));
     }
 }

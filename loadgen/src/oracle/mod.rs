@@ -9,29 +9,20 @@ pub mod leadership;
 pub mod malformed;
 pub mod node;
 pub mod replicaset;
+mod shared;
 pub mod statefulset;
 pub mod truth;
+
+pub use shared::{Arriving, SharedOracle};
 
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::object::meta_str;
-use crate::oracle::in_flight::{ArrivalId, Decision, InFlight};
+use crate::oracle::in_flight::{Decision, InFlight};
 use crate::oracle::replicaset::ReplicaSetOracle;
 use crate::resource::Resource;
-
-/// The verb of a recorded write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum Verb {
-    /// POST.
-    Create,
-    /// PUT of the main resource.
-    Update,
-    /// PUT of the `/status` subresource.
-    UpdateStatus,
-    /// DELETE.
-    Delete,
-}
+pub use crate::store::{Commit, RequestId, Verb};
 
 /// One committed write.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -156,27 +147,10 @@ impl ReplicaSetTruth {
     }
 }
 
-/// One committed write, as the store hands it to the oracle under its write lock.
-#[derive(Debug, Clone, Copy)]
-pub struct Commit<'a> {
-    /// The revision it committed at.
-    pub revision: u64,
-    /// What kind of write.
-    pub verb: Verb,
-    /// The resource written.
-    pub resource: Resource,
-    /// The object before (absent for a create).
-    pub prev: Option<&'a Value>,
-    /// The object after (absent for a removal).
-    pub new: Option<&'a Value>,
-    /// The client's `User-Agent`.
-    pub user_agent: Option<&'a str>,
-    /// The request it is part of, if it came over HTTP and the oracle saw it arrive.
-    pub arrival: Option<ArrivalId>,
-}
-
-/// The recorder and checker. Fed by the store under its write lock, so the state at each
-/// arrival and each revision is exact.
+/// The recorder and checker. It observes the store's commits as a
+/// [`crate::store::CommitObserver`] (through [`SharedOracle`]), told of each under the store's
+/// write lock, so the state at each arrival and each revision is exact; the store knows nothing
+/// of it.
 ///
 /// A controller's decision (create or delete a Pod) is judged against what was knowable when
 /// its request reached the server: the state then, and the Pod writes that had arrived before
@@ -236,13 +210,13 @@ fn micros_now() -> u64 {
 impl Oracle {
     /// A request to create or delete a Pod in `namespace` reached the server: the decision is
     /// judged now, and counted as in flight until it commits or its request ends.
-    pub fn arrive(&mut self, namespace: &str, decision: Decision<'_>) -> ArrivalId {
+    pub fn arrive(&mut self, namespace: &str, decision: Decision<'_>) -> RequestId {
         let verdicts = self.judge(decision);
         self.in_flight.arrive(namespace, decision, verdicts)
     }
 
     /// The request `id` ended (committed or not).
-    pub fn depart(&mut self, id: ArrivalId) {
+    pub fn depart(&mut self, id: RequestId) {
         self.in_flight.depart(id);
     }
 
@@ -334,7 +308,7 @@ impl Oracle {
         };
         let (namespace, name) = (meta_str(obj, "namespace"), meta_str(obj, "name"));
         let at_arrival = c
-            .arrival
+            .request
             .and_then(|id| self.in_flight.commit(id, c.verb, namespace, name));
         let verdicts = match (decision, at_arrival) {
             (None, _) => Vec::new(),

@@ -26,7 +26,7 @@ impl Store {
         resource: Resource,
         prev: Option<&Value>,
         new: Option<&Value>,
-        arrival: Option<ArrivalId>,
+        arrival: Option<RequestId>,
     ) {
         self.revision += 1;
         self.oracle.observe(&Commit {
@@ -36,7 +36,7 @@ impl Store {
             prev,
             new,
             user_agent: Some("ctl"),
-            arrival,
+            request: arrival,
         });
     }
     fn scale(&mut self, from: i64, to: i64) {
@@ -51,15 +51,15 @@ impl Store {
     fn delete(&mut self, name: &str) {
         self.commit(Verb::Delete, Resource::Pods, Some(&pod(name)), None, None);
     }
-    fn create_arrives(&mut self) -> ArrivalId {
+    fn create_arrives(&mut self) -> RequestId {
         let body = json!({"metadata": {"generateName": "web-",
             "ownerReferences": [{"uid": "rs-1", "controller": true}]}});
         self.oracle.arrive("ns", Decision::Create(&body))
     }
-    fn delete_arrives(&mut self, name: &str) -> ArrivalId {
+    fn delete_arrives(&mut self, name: &str) -> RequestId {
         self.oracle.arrive("ns", Decision::Delete(&pod(name)))
     }
-    fn create_commits(&mut self, id: ArrivalId, name: &str) {
+    fn create_commits(&mut self, id: RequestId, name: &str) {
         self.commit(
             Verb::Create,
             Resource::Pods,
@@ -69,7 +69,7 @@ impl Store {
         );
         self.oracle.depart(id);
     }
-    fn delete_commits(&mut self, id: ArrivalId, name: &str) {
+    fn delete_commits(&mut self, id: RequestId, name: &str) {
         self.commit(
             Verb::Delete,
             Resource::Pods,

@@ -9,8 +9,8 @@ use serde_json::Value;
 
 use crate::apiserver::status::ApiError;
 use crate::object::{controller_uid, meta_mut, meta_str};
-use crate::oracle::Verb;
 use crate::resource::Resource;
+use crate::store::Verb;
 use crate::store::gc::{self, GC_USER_AGENT};
 use crate::store::{Inner, Key, PodTerminating, Preconditions, Store, Stored};
 

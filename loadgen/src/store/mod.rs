@@ -2,12 +2,12 @@
 //! append-only event log (with each event's previous object) for watches and snapshots.
 
 mod body;
+pub mod commit;
 pub mod customs;
 pub mod defaults;
 pub mod deletion;
 pub mod gc;
 pub mod list;
-mod observe;
 pub mod patch;
 mod read;
 mod requests;
@@ -28,12 +28,10 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use tokio::sync::{mpsc, watch};
 
-use crate::oracle::Oracle;
 use crate::resource::Resource;
 
-pub use requests::{
-    Arriving, PodStarted, PodTerminating, Preconditions, Subresource, WriteOptions,
-};
+pub use commit::{Commit, CommitObserver, RequestId, Verb};
+pub use requests::{PodStarted, PodTerminating, Preconditions, Subresource, WriteOptions};
 pub use stored::{Event, EventType, LogRead, Stored};
 
 /// An object's key: `(namespace, name)`. Ordered as the real server orders lists.
@@ -51,11 +49,30 @@ pub(crate) struct Inner {
     /// The oldest revision whose state can be reconstructed; the log holds every later event.
     compacted: u64,
     window: u64,
-    oracle: Oracle,
+    /// Told of every commit under the lock (the invariant oracle is one).
+    observers: Vec<Box<dyn CommitObserver>>,
     /// Dependents of every controlling owner, by the owner's uid.
     pub(crate) dependents: crate::store::gc::Dependents,
     /// Owners in Foreground deletion, by uid, waiting for their dependents to go.
     pub(crate) foreground: std::collections::HashMap<String, (Resource, Key)>,
+}
+
+/// The objects as they stand under the store's lock (see [`Store::read_locked`]).
+#[derive(Clone, Copy)]
+pub struct LockedView<'a> {
+    objects: &'a [BTreeMap<Key, Arc<Stored>>; Resource::SLOTS],
+}
+
+impl<'a> LockedView<'a> {
+    /// The object of `resource` at `key`, if stored.
+    pub fn get(&self, resource: Resource, key: &Key) -> Option<&'a serde_json::Value> {
+        self.objects[resource.index()].get(key).map(|s| &s.value)
+    }
+
+    /// Every stored object of `resource`, in key order.
+    pub fn values(&self, resource: Resource) -> impl Iterator<Item = &'a serde_json::Value> {
+        self.objects[resource.index()].values().map(|s| &s.value)
+    }
 }
 
 /// The store. All writes serialise on one short lock; commit order is revision order.
@@ -90,7 +107,7 @@ impl Store {
                 log: VecDeque::new(),
                 compacted: 1,
                 window: window.max(1),
-                oracle: Oracle::default(),
+                observers: Vec::new(),
                 dependents: Default::default(),
                 foreground: Default::default(),
             }),
@@ -100,6 +117,20 @@ impl Store {
             kubelet,
             terminations: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Tells `observer` of every commit from now on, in revision order, under the write lock.
+    pub fn observe_commits(&self, observer: impl CommitObserver + 'static) {
+        self.inner.lock().observers.push(Box::new(observer));
+    }
+
+    /// Calls `f` with a view of the objects while no commit can happen: what `f` decides is
+    /// ordered exactly against the commits observers see.
+    pub fn read_locked<R>(&self, f: impl FnOnce(LockedView<'_>) -> R) -> R {
+        let inner = self.inner.lock();
+        f(LockedView {
+            objects: &inner.objects,
+        })
     }
 
     /// The revision of the last committed write.

@@ -2,8 +2,6 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
 use crate::store::Key;
 
 /// Which part of an object a PUT replaces.
@@ -33,15 +31,6 @@ pub struct PodStarted {
     pub uid: String,
     /// When it was created.
     pub at: Instant,
-}
-
-/// A Pod write that reached the server, as [`crate::store::Store::arrive`] takes it.
-#[derive(Debug, Clone, Copy)]
-pub enum Arriving<'a> {
-    /// A create with this body.
-    Create(&'a Value),
-    /// A delete of the Pod with this name.
-    Delete(&'a str),
 }
 
 /// How a write is carried out.

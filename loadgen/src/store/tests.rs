@@ -154,6 +154,7 @@ fn history_beyond_the_window_is_expired() {
 #[test]
 fn deleting_a_replicaset_collects_its_pods() {
     let s = Store::new(100, None);
+    let oracle = crate::oracle::SharedOracle::observing(&s);
     let rs = s
         .create(
             Resource::ReplicaSets,
@@ -177,9 +178,39 @@ fn deleting_a_replicaset_collects_its_pods() {
     .unwrap();
     assert!(s.get(Resource::Pods, "ns", "p").is_none());
     assert!(s.get(Resource::Pods, "ns", "other").is_some());
-    assert!(s.violations().is_empty());
+    assert!(oracle.violations().is_empty());
     assert_eq!(
-        s.writes().last().map(|w| w.user_agent.clone()),
+        oracle.writes().last().map(|w| w.user_agent.clone()),
         Some(Some(GC_USER_AGENT.to_string()))
+    );
+}
+
+/// Records what it is told, in order.
+#[derive(Clone, Default)]
+struct Recorder(std::sync::Arc<parking_lot::Mutex<Vec<(u64, Verb, Option<RequestId>)>>>);
+
+impl CommitObserver for Recorder {
+    fn committed(&mut self, c: &Commit<'_>) {
+        self.0.lock().push((c.revision, c.verb, c.request));
+    }
+}
+
+#[test]
+fn observers_see_every_commit_in_revision_order_with_the_request_it_belongs_to() {
+    let s = Store::new(100, None);
+    let seen = Recorder::default();
+    s.observe_commits(seen.clone());
+    let p = s.create(Resource::Pods, "ns", pod("p"), None).unwrap();
+    crate::store::commit::sync_scope(RequestId(9), || {
+        s.delete(Resource::Pods, "ns", "p", &Preconditions::default(), None)
+            .unwrap();
+    });
+    let first = p.rv;
+    assert_eq!(
+        *seen.0.lock(),
+        vec![
+            (first, Verb::Create, None),
+            (first + 1, Verb::Delete, Some(RequestId(9)))
+        ]
     );
 }

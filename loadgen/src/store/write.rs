@@ -1,5 +1,5 @@
 //! Writes: create, update (main and status), read-modify-write, and the commit every write
-//! and deletion ends in (one revision, the oracle, the dependents index, the event log).
+//! and deletion ends in (one revision, the commit observers, the dependents index, the event log).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -9,11 +9,11 @@ use serde_json::Value;
 use crate::admission::validation;
 use crate::apiserver::status::ApiError;
 use crate::object::{meta_mut, meta_str, now_rfc3339, random_suffix, random_uid};
-use crate::oracle::{Commit, Verb};
 use crate::resource::Resource;
 use crate::store::body::{
     carry_metadata, check_body, put_status, set_rv, set_type_meta, status_on_create, take_status,
 };
+use crate::store::commit::{Commit, Verb};
 use crate::store::{
     Event, EventType, Inner, Key, PodStarted, Store, Stored, Subresource, WriteOptions, customs,
     defaults,
@@ -315,15 +315,18 @@ impl Store {
             }
         };
         let new_value = (kind != EventType::Deleted).then_some(&object.value);
-        inner.oracle.observe(&Commit {
+        let commit = Commit {
             revision: rev,
             verb,
             resource: r,
             prev: prev.as_ref().map(|p| &p.value),
             new: new_value,
             user_agent,
-            arrival: crate::oracle::in_flight::current(),
-        });
+            request: crate::store::commit::current(),
+        };
+        for observer in &mut inner.observers {
+            observer.committed(&commit);
+        }
         inner
             .dependents
             .track(r, &key, prev.as_ref().map(|p| &p.value), new_value);

@@ -1,6 +1,6 @@
 //! What happens at a moment of virtual time, and how a run ends.
 
-use loadgen::oracle::in_flight::ArrivalId;
+use loadgen::store::RequestId;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tidemark_engine::{
@@ -99,7 +99,7 @@ pub enum Event {
         /// The write.
         action: Action,
         /// Its arrival, for the oracle.
-        arrival: Option<ArrivalId>,
+        arrival: Option<RequestId>,
     },
     /// A write's answer reaches the shard.
     WriteAnswered {

@@ -17,6 +17,7 @@ use crate::kubelet::Kubelet;
 use crate::scheduler::Scheduler;
 use crate::trace::Trace;
 use crate::user::User;
+use loadgen::oracle::SharedOracle;
 use loadgen::store::Store;
 use std::time::{Duration, Instant};
 use tidemark_engine::{
@@ -30,6 +31,8 @@ pub struct World {
     pub(crate) clock: VirtualClock,
     pub(crate) queue: Scheduler<Event>,
     pub(crate) store: Store,
+    /// The invariant oracle observing the store's commits.
+    pub(crate) oracle: SharedOracle,
     pub(crate) router: ShardRouter,
     pub(crate) mode: ConsistencyMode,
     pub(crate) bug: Option<SeededBug>,
@@ -76,6 +79,7 @@ impl World {
     pub fn new(setup: Setup) -> Self {
         let router = ShardRouter::new(setup.shards);
         let store = Store::new(setup.faults.history, None);
+        let oracle = SharedOracle::observing(&store);
         let shards = (0..setup.shards)
             .map(|i| Self::build_shard(i, setup.mode, setup.bug, &router))
             .collect();
@@ -84,6 +88,7 @@ impl World {
             clock: VirtualClock::new(),
             queue: Scheduler::new(),
             store,
+            oracle,
             informers: WATCHED.iter().map(|&r| Informer::new(r, &router)).collect(),
             router,
             mode: setup.mode,
@@ -246,8 +251,8 @@ impl World {
     /// Every set converged, or the bound passed.
     fn check(&mut self) {
         let behind: Vec<String> = self
-            .store
-            .replicaset_truth()
+            .oracle
+            .replicaset_truth(&self.store)
             .into_iter()
             .filter(|t| !t.is_converged())
             .map(|t| {

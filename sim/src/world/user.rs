@@ -48,8 +48,8 @@ impl World {
             return;
         };
         let truth = self
-            .store
-            .replicaset_truth()
+            .oracle
+            .replicaset_truth(&self.store)
             .into_iter()
             .find(|t| t.name == name);
         let settled = truth.as_ref().is_none_or(|t| t.is_converged());
