@@ -12,9 +12,9 @@ use tidemark_engine::{
 /// The `User-Agent` the simulated manager's writes carry.
 pub const USER_AGENT: &str = "tidemark-sim";
 
-/// loadgen's name for an engine resource: the same group and plural.
+/// loadgen's handle for an engine resource: the one the same description names.
 pub fn api_resource(resource: Resource) -> loadgen::Resource {
-    loadgen::Resource::from_group_plural(resource.group(), resource.plural())
+    loadgen::Resource::from_type(resource.ty())
         .unwrap_or_else(|| panic!("the simulation serves only built-in resources, not {resource}"))
 }
 

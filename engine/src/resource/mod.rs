@@ -9,82 +9,8 @@ pub use registry::{Projection, ProjectionError, RegisterError};
 
 use std::fmt;
 
-/// What the engine knows of a resource: its names on the wire and its scope.
-///
-/// A user's resource is described with the `const` constructors and registered with
-/// [`Resource::register`]:
-///
-/// ```
-/// use tidemark_engine::resource::ResourceType;
-///
-/// const WIDGETS: ResourceType = ResourceType::namespaced("example.com", "v1", "Widget", "widgets");
-/// assert_eq!(WIDGETS.api_version(), "example.com/v1");
-/// ```
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct ResourceType {
-    /// The API group ("" for core).
-    pub group: &'static str,
-    /// The served version (`v1`).
-    pub version: &'static str,
-    /// The object kind (`Pod`).
-    pub kind: &'static str,
-    /// The plural name in URLs and metrics labels (`pods`).
-    pub plural: &'static str,
-    /// Whether objects live in a namespace.
-    pub namespaced: bool,
-    /// Cluster-wide inputs every shard reads (Nodes, for DaemonSets): each shard caches all of
-    /// them and reconciles only the keys it owns.
-    pub broadcast: bool,
-}
-
-impl ResourceType {
-    /// A namespaced resource.
-    pub const fn namespaced(
-        group: &'static str,
-        version: &'static str,
-        kind: &'static str,
-        plural: &'static str,
-    ) -> Self {
-        Self {
-            group,
-            version,
-            kind,
-            plural,
-            namespaced: true,
-            broadcast: false,
-        }
-    }
-
-    /// A cluster-scoped resource.
-    pub const fn cluster_scoped(
-        group: &'static str,
-        version: &'static str,
-        kind: &'static str,
-        plural: &'static str,
-    ) -> Self {
-        Self {
-            namespaced: false,
-            ..Self::namespaced(group, version, kind, plural)
-        }
-    }
-
-    /// The same resource, cached by every shard whole.
-    pub const fn broadcast(self) -> Self {
-        Self {
-            broadcast: true,
-            ..self
-        }
-    }
-
-    /// `group/version`, or `version` for the core group.
-    pub fn api_version(&self) -> String {
-        if self.group.is_empty() {
-            self.version.to_string()
-        } else {
-            format!("{}/{}", self.group, self.version)
-        }
-    }
-}
+pub use tidemark_kinds::ResourceType;
+use tidemark_kinds::builtin;
 
 /// A resource the engine caches or writes. Built-in kinds are constants (`Resource::Pods`); a
 /// user's kind gets its handle from [`Resource::register`]. Copy, two bytes, and an index into
@@ -92,16 +18,18 @@ impl ResourceType {
 #[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Resource(u16);
 
+/// The engine's own kinds, in handle order, described by the workspace's one table
+/// ([`tidemark_kinds::builtin`]).
 const BUILT_IN: [ResourceType; 9] = [
-    ResourceType::namespaced("", "v1", "Pod", "pods"),
-    ResourceType::namespaced("apps", "v1", "ReplicaSet", "replicasets"),
-    ResourceType::cluster_scoped("", "v1", "Node", "nodes").broadcast(),
-    ResourceType::namespaced("coordination.k8s.io", "v1", "Lease", "leases"),
-    ResourceType::namespaced("apps", "v1", "StatefulSet", "statefulsets"),
-    ResourceType::namespaced("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims"),
-    ResourceType::namespaced("apps", "v1", "ControllerRevision", "controllerrevisions"),
-    ResourceType::namespaced("batch", "v1", "Job", "jobs"),
-    ResourceType::namespaced("apps", "v1", "DaemonSet", "daemonsets"),
+    builtin::PODS,
+    builtin::REPLICA_SETS,
+    builtin::NODES,
+    builtin::LEASES,
+    builtin::STATEFUL_SETS,
+    builtin::PERSISTENT_VOLUME_CLAIMS,
+    builtin::CONTROLLER_REVISIONS,
+    builtin::JOBS,
+    builtin::DAEMON_SETS,
 ];
 
 /// The built-ins' `apiVersion`s, made once from their groups and versions.
@@ -190,7 +118,17 @@ impl Resource {
     where
         T: serde::de::DeserializeOwned + Send + Sync + 'static,
     {
-        registry::register(ty, Projection::of::<T>()).map(|i| Resource(i as u16))
+        registry::register(ty, Projection::of::<T>(), false).map(|i| Resource(i as u16))
+    }
+
+    /// Registers a cluster-wide input every shard reads whole (as Nodes are for DaemonSets):
+    /// each shard caches all of its objects and reconciles only the keys it owns. Otherwise as
+    /// [`Resource::register`]; the same resource cannot be registered both ways.
+    pub fn register_broadcast<T>(ty: ResourceType) -> Result<Resource, RegisterError>
+    where
+        T: serde::de::DeserializeOwned + Send + Sync + 'static,
+    {
+        registry::register(ty, Projection::of::<T>(), true).map(|i| Resource(i as u16))
     }
 
     /// The registered resource served as `group` and `plural`, if any.
@@ -238,7 +176,10 @@ impl Resource {
     /// Cluster-wide inputs every shard reads (Nodes, for DaemonSets): each shard caches all of
     /// them and reconciles only the keys it owns. Decoded once; the copies share their JSON.
     pub fn broadcast(self) -> bool {
-        self.ty().broadcast
+        match self.is_built_in() {
+            true => self == Resource::Nodes,
+            false => registry::entry(self.index()).broadcast,
+        }
     }
 
     /// Whether objects of this resource live in a namespace.

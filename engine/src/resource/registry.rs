@@ -100,6 +100,8 @@ pub(super) struct Entry {
     pub ty: ResourceType,
     pub api_version: &'static str,
     pub projection: Projection,
+    /// Cached whole by every shard (see [`super::Resource::broadcast`]).
+    pub broadcast: bool,
 }
 
 static REGISTERED: RwLock<Vec<&'static Entry>> = RwLock::new(Vec::new());
@@ -123,17 +125,24 @@ pub(super) fn entry(index: usize) -> &'static Entry {
 
 /// The index of the resource served as `group`/`plural`, built-in or registered.
 pub(super) fn find(group: &str, plural: &str) -> Option<usize> {
-    let same = |ty: &ResourceType| ty.group == group && ty.plural == plural;
-    BUILT_IN.iter().position(same).or_else(|| {
-        registered()
-            .iter()
-            .position(|e| same(&e.ty))
-            .map(|i| i + BUILT_IN.len())
-    })
+    BUILT_IN
+        .iter()
+        .position(|ty| ty.is(group, plural))
+        .or_else(|| {
+            registered()
+                .iter()
+                .position(|e| e.ty.is(group, plural))
+                .map(|i| i + BUILT_IN.len())
+        })
 }
 
-/// Registers `ty` projected by `projection`; the same pair again returns the same index.
-pub(super) fn register(ty: ResourceType, projection: Projection) -> Result<usize, RegisterError> {
+/// Registers `ty` projected by `projection`, cached whole by every shard if `broadcast`; the
+/// same registration again returns the same index.
+pub(super) fn register(
+    ty: ResourceType,
+    projection: Projection,
+    broadcast: bool,
+) -> Result<usize, RegisterError> {
     for (needed, value) in [
         ("kind", ty.kind),
         ("plural", ty.plural),
@@ -143,10 +152,7 @@ pub(super) fn register(ty: ResourceType, projection: Projection) -> Result<usize
             return Err(RegisterError::Missing(needed));
         }
     }
-    if BUILT_IN
-        .iter()
-        .any(|b| b.group == ty.group && b.plural == ty.plural)
-    {
+    if BUILT_IN.iter().any(|b| b.is(ty.group, ty.plural)) {
         return Err(RegisterError::BuiltIn {
             group: ty.group,
             plural: ty.plural,
@@ -155,20 +161,26 @@ pub(super) fn register(ty: ResourceType, projection: Projection) -> Result<usize
     let mut table = REGISTERED
         .write()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some(i) = table
-        .iter()
-        .position(|e| e.ty.group == ty.group && e.ty.plural == ty.plural)
-    {
+    if let Some(i) = table.iter().position(|e| e.ty.is(ty.group, ty.plural)) {
         let existing = table[i];
-        if existing.ty == ty && existing.projection.type_id == projection.type_id {
+        if existing.ty == ty
+            && existing.broadcast == broadcast
+            && existing.projection.type_id == projection.type_id
+        {
             return Ok(i + BUILT_IN.len());
         }
         return Err(RegisterError::Conflict {
             group: ty.group,
             plural: ty.plural,
             existing: format!(
-                "{:?} projected into {}",
-                existing.ty, existing.projection.type_name
+                "{:?} projected into {}{}",
+                existing.ty,
+                existing.projection.type_name,
+                if existing.broadcast {
+                    ", broadcast"
+                } else {
+                    ""
+                }
             ),
         });
     }
@@ -180,6 +192,7 @@ pub(super) fn register(ty: ResourceType, projection: Projection) -> Result<usize
         ty,
         api_version,
         projection,
+        broadcast,
     })));
     Ok(BUILT_IN.len() + table.len() - 1)
 }
@@ -209,6 +222,19 @@ mod tests {
             Err(RegisterError::Conflict { .. })
         ));
         assert!(Resource::all().any(|r| r == first));
+    }
+
+    #[test]
+    fn a_broadcast_resource_is_cached_whole_and_cannot_be_registered_the_other_way() {
+        let zones = ResourceType::cluster_scoped("registry.test", "v1", "Zone", "zones");
+        let handle = Resource::register_broadcast::<Value>(zones).expect("registered");
+        assert!(handle.broadcast() && !handle.namespaced());
+        assert!(matches!(
+            Resource::register::<Value>(zones),
+            Err(RegisterError::Conflict { .. })
+        ));
+        let gadgets = Resource::register::<Gadget>(GADGETS).expect("registered");
+        assert!(!gadgets.broadcast());
     }
 
     #[test]

@@ -1,13 +1,13 @@
 //! The built-in kinds' names on the wire and shapes: the static table behind [`Resource`].
 
+use tidemark_kinds::builtin;
+
 use super::{Info, Resource};
 
 const SPEC_STATUS: &[&str] = &["apiVersion", "kind", "metadata", "spec", "status"];
 const SPEC_ONLY: &[&str] = &["apiVersion", "kind", "metadata", "spec"];
 const ROLE: &[&str] = &["apiVersion", "kind", "metadata", "rules", "aggregationRule"];
 const BINDING: &[&str] = &["apiVersion", "kind", "metadata", "subjects", "roleRef"];
-const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
-const RBAC_VERSION: &str = "rbac.authorization.k8s.io/v1";
 
 impl Resource {
     /// Every resource, in a fixed order (the order of [`Resource::index`]).
@@ -39,68 +39,53 @@ impl Resource {
         Resource::RoleBindings,
     ];
 
+    /// What the server keeps of a built-in beyond its names: short names, subresources,
+    /// category `all`, top-level fields. Names come from the workspace's one table
+    /// ([`tidemark_kinds::builtin`]), in the order of [`Resource::ALL`].
     pub(super) fn builtin_info(self) -> Info {
-        let base = |plural, singular, kind, list_kind, group, api_version| Info {
-            plural,
-            singular,
-            kind,
-            list_kind,
-            group,
-            api_version,
-            version: "v1",
-            short_names: &[],
-            namespaced: true,
-            status: true,
-            scale: false,
-            in_all: false,
-            fields: SPEC_STATUS,
+        let Resource::Custom(id) = self else {
+            let i = self.index();
+            let (ty, derived) = (builtin::ALL[i], &DERIVED[i]);
+            let base = Info {
+                ty,
+                singular: derived.singular,
+                list_kind: derived.list_kind,
+                api_version: derived.api_version,
+                short_names: &[],
+                status: true,
+                scale: false,
+                in_all: false,
+                fields: SPEC_STATUS,
+            };
+            return self.served_as(base);
         };
+        super::custom::info(id)
+    }
+
+    fn served_as(self, base: Info) -> Info {
         match self {
             Resource::Pods => Info {
                 short_names: &["po"],
                 in_all: true,
-                ..base("pods", "pod", "Pod", "PodList", "", "v1")
+                ..base
             },
             Resource::ReplicaSets => Info {
                 short_names: &["rs"],
                 scale: true,
                 in_all: true,
-                ..base(
-                    "replicasets",
-                    "replicaset",
-                    "ReplicaSet",
-                    "ReplicaSetList",
-                    "apps",
-                    "apps/v1",
-                )
+                ..base
             },
             Resource::Nodes => Info {
                 short_names: &["no"],
-                namespaced: false,
-                ..base("nodes", "node", "Node", "NodeList", "", "v1")
+                ..base
             },
             Resource::Namespaces => Info {
                 short_names: &["ns"],
-                namespaced: false,
-                ..base(
-                    "namespaces",
-                    "namespace",
-                    "Namespace",
-                    "NamespaceList",
-                    "",
-                    "v1",
-                )
+                ..base
             },
             Resource::PersistentVolumeClaims => Info {
                 short_names: &["pvc"],
-                ..base(
-                    "persistentvolumeclaims",
-                    "persistentvolumeclaim",
-                    "PersistentVolumeClaim",
-                    "PersistentVolumeClaimList",
-                    "",
-                    "v1",
-                )
+                ..base
             },
             Resource::Events => Info {
                 short_names: &["ev"],
@@ -124,60 +109,32 @@ impl Resource {
                     "reportingComponent",
                     "reportingInstance",
                 ],
-                ..base("events", "event", "Event", "EventList", "", "v1")
+                ..base
             },
             Resource::DaemonSets => Info {
                 short_names: &["ds"],
                 in_all: true,
-                ..base(
-                    "daemonsets",
-                    "daemonset",
-                    "DaemonSet",
-                    "DaemonSetList",
-                    "apps",
-                    "apps/v1",
-                )
+                ..base
             },
             Resource::StatefulSets => Info {
                 short_names: &["sts"],
                 scale: true,
                 in_all: true,
-                ..base(
-                    "statefulsets",
-                    "statefulset",
-                    "StatefulSet",
-                    "StatefulSetList",
-                    "apps",
-                    "apps/v1",
-                )
+                ..base
             },
             Resource::ControllerRevisions => Info {
                 status: false,
                 fields: &["apiVersion", "kind", "metadata", "data", "revision"],
-                ..base(
-                    "controllerrevisions",
-                    "controllerrevision",
-                    "ControllerRevision",
-                    "ControllerRevisionList",
-                    "apps",
-                    "apps/v1",
-                )
+                ..base
             },
             Resource::Jobs => Info {
                 in_all: true,
-                ..base("jobs", "job", "Job", "JobList", "batch", "batch/v1")
+                ..base
             },
             Resource::Leases => Info {
                 status: false,
                 fields: SPEC_ONLY,
-                ..base(
-                    "leases",
-                    "lease",
-                    "Lease",
-                    "LeaseList",
-                    "coordination.k8s.io",
-                    "coordination.k8s.io/v1",
-                )
+                ..base
             },
             Resource::ServiceAccounts => Info {
                 short_names: &["sa"],
@@ -190,81 +147,42 @@ impl Resource {
                     "imagePullSecrets",
                     "automountServiceAccountToken",
                 ],
-                ..base(
-                    "serviceaccounts",
-                    "serviceaccount",
-                    "ServiceAccount",
-                    "ServiceAccountList",
-                    "",
-                    "v1",
-                )
+                ..base
             },
-            Resource::ClusterRoles => Info {
-                namespaced: false,
+            Resource::ClusterRoles | Resource::Roles => Info {
                 status: false,
                 fields: ROLE,
-                ..base(
-                    "clusterroles",
-                    "clusterrole",
-                    "ClusterRole",
-                    "ClusterRoleList",
-                    RBAC_GROUP,
-                    RBAC_VERSION,
-                )
+                ..base
             },
-            Resource::ClusterRoleBindings => Info {
-                namespaced: false,
+            Resource::ClusterRoleBindings | Resource::RoleBindings => Info {
                 status: false,
                 fields: BINDING,
-                ..base(
-                    "clusterrolebindings",
-                    "clusterrolebinding",
-                    "ClusterRoleBinding",
-                    "ClusterRoleBindingList",
-                    RBAC_GROUP,
-                    RBAC_VERSION,
-                )
+                ..base
             },
-            Resource::Roles => Info {
-                status: false,
-                fields: ROLE,
-                ..base(
-                    "roles",
-                    "role",
-                    "Role",
-                    "RoleList",
-                    RBAC_GROUP,
-                    RBAC_VERSION,
-                )
-            },
-            Resource::RoleBindings => Info {
-                status: false,
-                fields: BINDING,
-                ..base(
-                    "rolebindings",
-                    "rolebinding",
-                    "RoleBinding",
-                    "RoleBindingList",
-                    RBAC_GROUP,
-                    RBAC_VERSION,
-                )
-            },
-            Resource::CustomResourceDefinitions => Info {
-                short_names: &["crd", "crds"],
-                namespaced: false,
-                ..base(
-                    "customresourcedefinitions",
-                    "customresourcedefinition",
-                    "CustomResourceDefinition",
-                    "CustomResourceDefinitionList",
-                    "apiextensions.k8s.io",
-                    "apiextensions.k8s.io/v1",
-                )
-            },
-            Resource::Custom(id) => super::custom::info(id),
+            Resource::CustomResourceDefinitions => base,
+            Resource::Custom(_) => base,
         }
     }
 }
+
+/// The names a built-in's kind and group imply (`pod`, `PodList`, `v1`), made once.
+struct Derived {
+    singular: &'static str,
+    list_kind: &'static str,
+    api_version: &'static str,
+}
+
+static DERIVED: std::sync::LazyLock<Vec<Derived>> = std::sync::LazyLock::new(|| {
+    let leak = |s: String| &*Box::leak(s.into_boxed_str());
+    builtin::ALL
+        .iter()
+        .map(|ty| Derived {
+            singular: leak(ty.kind.to_lowercase()),
+            list_kind: leak(format!("{}List", ty.kind)),
+            api_version: leak(ty.api_version()),
+        })
+        .collect()
+});
 
 #[cfg(test)]
 mod tests {
@@ -281,5 +199,25 @@ mod tests {
         assert_eq!(Resource::from_group_plural("", "replicasets"), None);
         assert!(!Resource::Nodes.namespaced());
         assert!(Resource::StatefulSets.has_scale());
+    }
+
+    #[test]
+    fn each_kind_is_named_as_the_workspace_table_names_it() {
+        for (r, ty) in Resource::ALL.into_iter().zip(builtin::ALL) {
+            assert_eq!(
+                (r.group(), r.plural(), r.kind()),
+                (ty.group, ty.plural, ty.kind)
+            );
+            assert_eq!(r.namespaced(), ty.namespaced);
+        }
+        assert_eq!(
+            Resource::PersistentVolumeClaims.singular(),
+            "persistentvolumeclaim"
+        );
+        assert_eq!(Resource::Roles.list_kind(), "RoleList");
+        assert_eq!(
+            Resource::ClusterRoles.api_version(),
+            "rbac.authorization.k8s.io/v1"
+        );
     }
 }

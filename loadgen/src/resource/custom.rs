@@ -8,7 +8,7 @@
 
 use std::sync::OnceLock;
 
-use super::{Info, Resource};
+use super::{Info, Resource, ResourceType};
 
 /// How many distinct custom resource definitions one process can intern.
 pub const MAX_CUSTOM: usize = 256;
@@ -67,15 +67,11 @@ static SLOTS: [OnceLock<Entry>; MAX_CUSTOM] = [const { OnceLock::new() }; MAX_CU
 static INTERNING: parking_lot::Mutex<usize> = parking_lot::const_mutex(0);
 
 const UNKNOWN: Info = Info {
-    plural: "",
+    ty: ResourceType::cluster_scoped("", "", "", ""),
     singular: "",
-    kind: "",
     list_kind: "",
-    group: "",
-    version: "",
     api_version: "",
     short_names: &[],
-    namespaced: false,
     status: false,
     scale: false,
     in_all: false,
@@ -96,16 +92,22 @@ fn leak_all(v: &[String]) -> &'static [&'static str] {
 }
 
 fn info_of(d: &Definition) -> Info {
+    let (group, version, kind, plural) = (
+        leak(&d.group),
+        leak(&d.version),
+        leak(&d.kind),
+        leak(&d.plural),
+    );
+    let ty = match d.namespaced {
+        true => ResourceType::namespaced(group, version, kind, plural),
+        false => ResourceType::cluster_scoped(group, version, kind, plural),
+    };
     Info {
-        plural: leak(&d.plural),
+        ty,
         singular: leak(&d.singular),
-        kind: leak(&d.kind),
         list_kind: leak(&d.list_kind),
-        group: leak(&d.group),
-        version: leak(&d.version),
-        api_version: leak(&format!("{}/{}", d.group, d.version)),
+        api_version: leak(&ty.api_version()),
         short_names: leak_all(&d.short_names),
-        namespaced: d.namespaced,
         status: d.status,
         scale: false,
         in_all: d.in_category_all,

@@ -5,6 +5,8 @@ pub mod custom;
 
 use std::fmt;
 
+pub use tidemark_kinds::ResourceType;
+
 pub use custom::{CustomId, Definition, MAX_CUSTOM, RegistryFull};
 
 /// A kind of object the server stores. The store is generic over this enum: the built-ins are
@@ -53,15 +55,12 @@ pub enum Resource {
 /// What the server knows of a kind: names, scope, subresources, top-level fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Info {
-    plural: &'static str,
+    /// Group, version, kind, plural and scope.
+    ty: ResourceType,
     singular: &'static str,
-    kind: &'static str,
     list_kind: &'static str,
-    group: &'static str,
-    version: &'static str,
     api_version: &'static str,
     short_names: &'static [&'static str],
-    namespaced: bool,
     status: bool,
     scale: bool,
     in_all: bool,
@@ -107,9 +106,15 @@ impl Resource {
         matches!(self, Resource::Custom(_))
     }
 
+    /// Its group, version, kind, plural and scope, as the workspace's one table (or the
+    /// CustomResourceDefinition that declared it) names them.
+    pub fn ty(self) -> ResourceType {
+        self.info().ty
+    }
+
     /// The plural resource name used in URLs, e.g. `pods`.
     pub fn plural(self) -> &'static str {
-        self.info().plural
+        self.info().ty.plural
     }
 
     /// The singular name, e.g. `pod`.
@@ -119,7 +124,7 @@ impl Resource {
 
     /// The object kind, e.g. `Pod`.
     pub fn kind(self) -> &'static str {
-        self.info().kind
+        self.info().ty.kind
     }
 
     /// The kind of a list of these objects, e.g. `PodList`.
@@ -129,12 +134,12 @@ impl Resource {
 
     /// The API group, empty for the core group.
     pub fn group(self) -> &'static str {
-        self.info().group
+        self.info().ty.group
     }
 
     /// The API version within the group, e.g. `v1` (a custom resource's storage version).
     pub fn version(self) -> &'static str {
-        self.info().version
+        self.info().ty.version
     }
 
     /// The `apiVersion` field of objects, e.g. `v1` or `apps/v1`.
@@ -149,7 +154,7 @@ impl Resource {
 
     /// Whether objects live in a namespace (false for Nodes and Namespaces).
     pub fn namespaced(self) -> bool {
-        self.info().namespaced
+        self.info().ty.namespaced
     }
 
     /// Whether the kind has a `/status` subresource (and a `status` that the main resource
@@ -186,6 +191,12 @@ impl Resource {
         Resource::ALL
             .into_iter()
             .find(|r| r.group() == group && r.plural() == plural)
+    }
+
+    /// The built-in resource described by `ty` (the engine's handles map to the server's this
+    /// way: both are described by the one table).
+    pub fn from_type(ty: ResourceType) -> Option<Resource> {
+        Resource::ALL.into_iter().find(|r| r.ty() == ty)
     }
 
     /// Finds a built-in resource from its plural name alone.

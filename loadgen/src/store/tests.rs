@@ -185,9 +185,12 @@ fn deleting_a_replicaset_collects_its_pods() {
     );
 }
 
+/// What an observer is told of one commit: revision, verb, request.
+type Seen = (u64, Verb, Option<RequestId>);
+
 /// Records what it is told, in order.
 #[derive(Clone, Default)]
-struct Recorder(std::sync::Arc<parking_lot::Mutex<Vec<(u64, Verb, Option<RequestId>)>>>);
+struct Recorder(std::sync::Arc<parking_lot::Mutex<Vec<Seen>>>);
 
 impl CommitObserver for Recorder {
     fn committed(&mut self, c: &Commit<'_>) {
