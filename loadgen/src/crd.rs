@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::admission::validation::{invalid, is_dns1123_label, is_dns1123_subdomain};
 use crate::apiserver::status::{REQUIRED, StatusCause};
-use crate::object::now_rfc3339;
+use crate::clock::now_rfc3339;
 use crate::resource::Definition;
 
 const NOT_SUPPORTED: &str = "FieldValueNotSupported";

@@ -30,8 +30,8 @@ impl VirtualClock {
     /// Moves the clock to `offset`; never backwards.
     pub fn advance_to(&mut self, offset: Duration) {
         self.offset = self.offset.max(offset);
-        loadgen::object::set_wall_clock(Some(self.unix_secs()));
-        loadgen::object::set_monotonic_clock(Some(self.now()));
+        loadgen::clock::set_wall_clock(Some(self.unix_secs()));
+        loadgen::clock::set_monotonic_clock(Some(self.now()));
     }
 
     /// The monotonic reading passed to the engine as `now`.
@@ -57,7 +57,7 @@ pub struct WallClockGuard;
 
 impl Drop for WallClockGuard {
     fn drop(&mut self) {
-        loadgen::object::set_wall_clock(None);
-        loadgen::object::set_monotonic_clock(None);
+        loadgen::clock::set_wall_clock(None);
+        loadgen::clock::set_monotonic_clock(None);
     }
 }

@@ -109,8 +109,8 @@ pub(super) fn delete_collection(
     let (current, _) = store.all(r, ns);
     let mut items = Vec::new();
     for obj in current.iter().filter(|o| selectors.matches(&o.value)) {
-        let name = crate::object::meta_str(&obj.value, "name");
-        let obj_ns = crate::object::meta_str(&obj.value, "namespace");
+        let name = crate::meta::meta_str(&obj.value, "name");
+        let obj_ns = crate::meta::meta_str(&obj.value, "namespace");
         match store.delete_opts(r, obj_ns, name, opts, ua) {
             Ok(d) => items.push(d.stored().value.clone()),
             Err(ApiError::NotFound { .. }) => {}
@@ -155,7 +155,7 @@ pub(super) fn patch_object(
                         "the name of the object ({body_name}) does not match the name on the URL ({name})"
                     )));
                 }
-                crate::object::meta_mut(&mut obj).insert("name".into(), Value::from(name));
+                crate::meta::meta_mut(&mut obj).insert("name".into(), Value::from(name));
                 let stored = t.store.create_with(r, ns, obj, ua, opts)?;
                 return Ok((StatusCode::CREATED, stored.bytes.clone()));
             }

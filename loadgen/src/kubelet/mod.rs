@@ -11,7 +11,8 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use crate::object::{meta_str, now_rfc3339};
+use crate::clock::now_rfc3339;
+use crate::meta::meta_str;
 use crate::resource::Resource;
 use crate::store::Verb;
 use crate::store::deletion::DeleteOptions;

@@ -11,8 +11,8 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::apiserver::status::ApiError;
+use crate::clock::now_rfc3339;
 use crate::kubelet::{KUBELET_USER_AGENT, node_name};
-use crate::object::now_rfc3339;
 use crate::resource::Resource;
 use crate::store::Store;
 use crate::store::Verb;

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::object::{controller_uid, meta_str};
+use crate::meta::{controller_uid, meta_str};
 use crate::oracle::Violation;
 use crate::store::{RequestId, Verb};
 

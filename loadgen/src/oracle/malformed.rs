@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use crate::object::{controller_uid, meta_str};
+use crate::meta::{controller_uid, meta_str};
 use crate::oracle::in_flight::Decision;
 use crate::oracle::{Violation, ViolationKind};
 use crate::resource::Resource;

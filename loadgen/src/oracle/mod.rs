@@ -18,7 +18,7 @@ pub use shared::{Arriving, SharedOracle};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::object::meta_str;
+use crate::meta::meta_str;
 use crate::oracle::in_flight::{Decision, InFlight};
 use crate::oracle::replicaset::ReplicaSetOracle;
 use crate::resource::Resource;
@@ -228,7 +228,7 @@ impl Oracle {
 
     fn judge(&self, decision: Decision<'_>) -> Vec<Violation> {
         let f = &self.in_flight;
-        let (allowance, at) = (self.delivery_allowance, crate::object::monotonic_now());
+        let (allowance, at) = (self.delivery_allowance, crate::clock::monotonic_now());
         [
             self.replicasets.judge(decision, f, allowance, at),
             self.statefulsets.judge(decision, f, allowance, at),
@@ -276,11 +276,11 @@ impl Oracle {
             Resource::Pods => self.observe_pod(c, obj),
             Resource::ReplicaSets => {
                 self.replicasets
-                    .record_set(c.prev, c.new, crate::object::monotonic_now())
+                    .record_set(c.prev, c.new, crate::clock::monotonic_now())
             }
             Resource::StatefulSets => {
                 self.statefulsets
-                    .record_set(c.prev, c.new, crate::object::monotonic_now())
+                    .record_set(c.prev, c.new, crate::clock::monotonic_now())
             }
             Resource::DaemonSets => self.daemonsets.record_set(c.prev, c.new),
             Resource::Nodes => self.daemonsets.record_node(c.prev, c.new),

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::object::{controller_uid, meta_str};
+use crate::meta::{controller_uid, meta_str};
 use crate::oracle::in_flight::{Decision, InFlight};
 use crate::oracle::knowable::Desired;
 use crate::oracle::{Violation, ViolationKind, desired_replicas};

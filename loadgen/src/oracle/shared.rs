@@ -6,7 +6,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use serde_json::Value;
 
-use crate::object::meta_str;
+use crate::meta::meta_str;
 use crate::oracle::in_flight::Decision;
 use crate::oracle::{
     Oracle, ReplicaSetTruth, Violation, WriteRecord, desired_replicas, pod_is_live,

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use crate::apiserver::server::ApiServer;
 use crate::apiserver::status::ApiError;
-use crate::object::{controller_uid, meta_str};
+use crate::meta::{controller_uid, meta_str};
 use crate::oracle::pod_is_live;
 use crate::resource::Resource;
 use crate::scenario::{EventVerb, ROLLOUT_ANNOTATION, WorkloadEvent, WorkloadKind};

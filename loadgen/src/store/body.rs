@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::apiserver::status::ApiError;
-use crate::object::{meta_mut, meta_str};
+use crate::meta::{meta_mut, meta_str};
 use crate::resource::Resource;
 
 pub(super) fn check_type_meta(r: Resource, obj: &Value) -> Result<(), ApiError> {

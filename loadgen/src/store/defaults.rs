@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::object::meta_mut;
+use crate::meta::meta_mut;
 use crate::resource::Resource;
 
 /// `entry` of `map` as an object, made one when absent or null.

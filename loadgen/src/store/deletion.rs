@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::apiserver::status::ApiError;
-use crate::object::{controller_uid, meta_mut, meta_str};
+use crate::meta::{controller_uid, meta_mut, meta_str};
 use crate::resource::Resource;
 use crate::store::Verb;
 use crate::store::gc::{self, GC_USER_AGENT};
@@ -145,7 +145,7 @@ fn check_preconditions(
 }
 
 fn deletion_timestamp(grace: i64) -> String {
-    let now = crate::object::now_timestamp();
+    let now = crate::clock::now_timestamp();
     let at = now
         .checked_add(jiff::SignedDuration::from_secs(grace))
         .unwrap_or(now);

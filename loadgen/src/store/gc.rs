@@ -5,7 +5,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde_json::Value;
 
-use crate::object::controller_uid;
+use crate::meta::controller_uid;
 use crate::resource::Resource;
 use crate::store::Key;
 

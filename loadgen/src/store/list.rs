@@ -160,8 +160,8 @@ pub async fn list(store: &Store, req: &ListRequest) -> Result<Bytes, ApiError> {
     let cont = if more {
         items.last().map(|last| {
             let key: Key = (
-                crate::object::meta_str(&last.value, "namespace").to_string(),
-                crate::object::meta_str(&last.value, "name").to_string(),
+                crate::meta::meta_str(&last.value, "namespace").to_string(),
+                crate::meta::meta_str(&last.value, "name").to_string(),
             );
             ContinueToken {
                 rv: rev,

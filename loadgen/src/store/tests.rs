@@ -1,7 +1,7 @@
 //! The store's revision, history and write rules.
 
 use super::*;
-use crate::object::meta_str;
+use crate::meta::meta_str;
 use serde_json::{Value, json};
 
 fn pod(name: &str) -> Value {

@@ -8,7 +8,8 @@ use serde_json::Value;
 
 use crate::admission::validation;
 use crate::apiserver::status::ApiError;
-use crate::object::{meta_mut, meta_str, now_rfc3339, random_suffix, random_uid};
+use crate::clock::now_rfc3339;
+use crate::meta::{meta_mut, meta_str, random_suffix, random_uid};
 use crate::resource::Resource;
 use crate::store::body::{
     carry_metadata, check_body, put_status, set_rv, set_type_meta, status_on_create, take_status,

@@ -4,7 +4,7 @@ use super::{Event, World};
 use crate::kubelet::{NODES, TICK};
 use loadgen::DeleteOptions;
 use loadgen::kubelet::{KUBELET_USER_AGENT, node_name, start_pod};
-use loadgen::object::meta_str;
+use loadgen::meta::meta_str;
 use loadgen::oracle::Verb;
 use loadgen::store::Preconditions;
 use std::time::Duration;

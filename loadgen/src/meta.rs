@@ -1,48 +1,7 @@
-//! Small helpers for reading and writing the `metadata` of JSON objects, timestamps and random names.
+//! Reading and writing the `metadata` of JSON objects, and the random names and UIDs the server
+//! generates.
 
 use serde_json::{Map, Value};
-
-thread_local! {
-    /// A wall clock this thread's writes stamp instead of the system's (Unix seconds): the
-    /// deterministic simulation (`sim/`) runs the store on virtual time.
-    static WALL_CLOCK: std::cell::Cell<Option<i64>> = const { std::cell::Cell::new(None) };
-    /// A monotonic clock the oracle reads on this thread instead of the system's, for the
-    /// same reason.
-    static MONOTONIC_CLOCK: std::cell::Cell<Option<std::time::Instant>> = const { std::cell::Cell::new(None) };
-}
-
-/// Makes the oracle on this thread read `now` as the monotonic time (`None`: the system's).
-pub fn set_monotonic_clock(now: Option<std::time::Instant>) {
-    MONOTONIC_CLOCK.with(|c| c.set(now));
-}
-
-/// The monotonic time as the oracle reads it: the system's, or the one
-/// [`set_monotonic_clock`] set.
-pub fn monotonic_now() -> std::time::Instant {
-    MONOTONIC_CLOCK
-        .with(std::cell::Cell::get)
-        .unwrap_or_else(std::time::Instant::now)
-}
-
-/// Stamps timestamps written on this thread with `unix_secs` instead of the system clock
-/// (`None`: the system clock again). For a simulation that runs the store on virtual time, so
-/// that decisions reading timestamps (a Pod's age, how long it has been ready) replay exactly.
-pub fn set_wall_clock(unix_secs: Option<i64>) {
-    WALL_CLOCK.with(|c| c.set(unix_secs));
-}
-
-/// Now, as timestamps are written: the system clock, or the one [`set_wall_clock`] set.
-pub fn now_timestamp() -> jiff::Timestamp {
-    WALL_CLOCK
-        .with(std::cell::Cell::get)
-        .and_then(|secs| jiff::Timestamp::from_second(secs).ok())
-        .unwrap_or_else(jiff::Timestamp::now)
-}
-
-/// The current UTC time as an RFC 3339 timestamp with seconds precision, e.g. `2026-01-01T00:00:00Z`.
-pub fn now_rfc3339() -> String {
-    now_timestamp().strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
-}
 
 /// Five random lowercase alphanumerics, as the real server appends to `generateName`.
 /// (The real alphabet leaves out vowels and look-alikes; so does this one.)
@@ -139,12 +98,5 @@ mod tests {
         assert!(!valid_name("Web"));
         assert!(!valid_name("-a"));
         assert!(!valid_name(""));
-    }
-
-    #[test]
-    fn timestamps_are_rfc3339_utc_seconds() {
-        let t = now_rfc3339();
-        assert_eq!(t.len(), 20);
-        assert!(t.ends_with('Z'));
     }
 }
