@@ -62,9 +62,9 @@ impl Object {
             Resource::DaemonSets => {
                 daemonset::DaemonSetView::from_json(bytes).map(|d| strict(Object::DaemonSet(d)))
             }
-            Resource::PersistentVolumeClaims | Resource::ControllerRevisions => Err(
-                DecodeError::Malformed(format!("{resource} are written, never cached")),
-            ),
+            Resource::PersistentVolumeClaims => Err(DecodeError::Malformed(format!(
+                "{resource} are written, never cached"
+            ))),
             _ => CustomObject::from_json(resource, bytes).map(|o| strict(Object::Custom(o))),
         }
     }

@@ -1,6 +1,7 @@
 //! The onboarded controllers' logic, each a pure [`Reconciler`](crate::reconciler::Reconciler).
 
 pub mod daemonset;
+pub mod history;
 pub mod job;
 pub mod nodelifecycle;
 pub mod replicaset;

@@ -1,10 +1,12 @@
 //! StatefulSet: ordinal Pods `<set>-0..n-1` with their claims from `volumeClaimTemplates`,
 //! created in order (OrderedReady: the next only once its predecessor is Running and Ready) or
 //! all at once (Parallel); scale-down from the highest ordinal (one at a time under OrderedReady);
-//! a ControllerRevision named after the template's hash for the update revision.
+//! the update revision found in the set's ControllerRevisions by the template it records, or
+//! written (see [`history`]); a rolling update with `partition` and `maxUnavailable`.
 
 use crate::action::{Action, Plan};
 use crate::cache::ShardCache;
+use crate::controllers::history::{self, Owner, UpdateRevision};
 use crate::key::ObjectKey;
 use crate::object::{Object, PodPhase, PodView};
 use crate::pod_template::{ControllerRef, NewMeta, NewObject, SpecOnly, template_spec, to_body};
@@ -33,7 +35,8 @@ fn running_and_ready(pod: &PodView) -> bool {
     pod.phase == PodPhase::Running && pod.ready && !pod.terminating
 }
 
-/// The update revision's name.
+/// The name of the revision this controller writes for `set`'s template when no cached revision
+/// records it (see [`history::update_revision`]).
 pub fn revision_name(set: &StatefulSetView) -> String {
     format!(
         "{}-{}",
@@ -90,17 +93,56 @@ fn claims(set: &StatefulSetView, ordinal: usize) -> Result<Vec<Action>, Reconcil
         .collect()
 }
 
+/// The Pod template a Pod is made from: the set's own, or one an older revision records.
+struct Template<'a> {
+    labels: BTreeMap<String, String>,
+    annotations: BTreeMap<String, String>,
+    spec: &'a Map<String, Value>,
+}
+
+impl<'a> Template<'a> {
+    fn of_set(set: &'a StatefulSetView) -> Self {
+        Template {
+            labels: set.template.labels.clone(),
+            annotations: set.template.annotations.clone(),
+            spec: template_spec(&set.raw),
+        }
+    }
+
+    fn recorded(template: &'a Value) -> Self {
+        static EMPTY: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(Map::new);
+        let strings = |field: &str| -> BTreeMap<String, String> {
+            template
+                .pointer(field)
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .collect()
+        };
+        Template {
+            labels: strings("/metadata/labels"),
+            annotations: strings("/metadata/annotations"),
+            spec: template
+                .pointer("/spec")
+                .and_then(Value::as_object)
+                .unwrap_or(&EMPTY),
+        }
+    }
+}
+
 fn pod_for(
     set: &StatefulSetView,
     ordinal: usize,
     revision: &str,
+    template: Template<'_>,
 ) -> Result<Action, ReconcileError> {
     let name = format!("{}-{ordinal}", set.key.name());
-    let mut labels = set.template.labels.clone();
+    let mut labels = template.labels;
     labels.insert(POD_NAME_LABEL.into(), name.clone());
     labels.insert(POD_INDEX_LABEL.into(), ordinal.to_string());
     labels.insert(REVISION_LABEL.into(), revision.to_string());
-    let mut spec = template_spec(&set.raw).clone();
+    let mut spec = template.spec.clone();
     spec.insert("hostname".into(), json!(name));
     if let Some(service) = &set.service_name {
         spec.insert("subdomain".into(), json!(service));
@@ -126,7 +168,7 @@ fn pod_for(
             generate_name: None,
             namespace: set.key.namespace(),
             labels,
-            annotations: Some(set.template.annotations.clone()),
+            annotations: Some(template.annotations),
             finalizers: Vec::new(),
             owner_references: owner(set),
         },
@@ -134,56 +176,6 @@ fn pod_for(
     };
     Ok(Action::Create {
         resource: Resource::Pods,
-        namespace: set.key.namespace_arc().clone(),
-        body: to_body("statefulset", &set.key, &body)?,
-    })
-}
-
-/// The body of a ControllerRevision: the template it records and its number.
-#[derive(Serialize)]
-struct RevisionBody<'a> {
-    data: RevisionData<'a>,
-    revision: i64,
-}
-
-#[derive(Serialize)]
-struct RevisionData<'a> {
-    spec: RevisionSpec<'a>,
-}
-
-#[derive(Serialize)]
-struct RevisionSpec<'a> {
-    template: &'a Value,
-}
-
-fn revision_object(set: &StatefulSetView, name: &str) -> Result<Action, ReconcileError> {
-    let empty = Value::Object(Map::new());
-    let template = set
-        .raw
-        .get("spec")
-        .and_then(|s| s.get("template"))
-        .unwrap_or(&empty);
-    let body = NewObject {
-        api_version: "apps/v1",
-        kind: "ControllerRevision",
-        metadata: NewMeta {
-            name: Some(name.to_string()),
-            generate_name: None,
-            namespace: set.key.namespace(),
-            labels: set.selector.match_labels.clone(),
-            annotations: None,
-            finalizers: Vec::new(),
-            owner_references: owner(set),
-        },
-        body: RevisionBody {
-            data: RevisionData {
-                spec: RevisionSpec { template },
-            },
-            revision: set.generation.max(1),
-        },
-    };
-    Ok(Action::Create {
-        resource: Resource::ControllerRevisions,
         namespace: set.key.namespace_arc().clone(),
         body: to_body("statefulset", &set.key, &body)?,
     })
@@ -249,13 +241,20 @@ impl Reconciler for StatefulSetController {
         Resource::StatefulSets
     }
     fn reads(&self) -> &[Resource] {
-        &[Resource::StatefulSets, Resource::Pods]
+        &[
+            Resource::StatefulSets,
+            Resource::Pods,
+            Resource::ControllerRevisions,
+        ]
     }
 
     fn keys_for(&self, object: &Object, keys: &mut SmallVec<[ObjectKey; 2]>) {
         match object {
             Object::StatefulSet(set) => keys.push(set.key.clone()),
             Object::Pod(pod) => keys.extend(pod.owner_key("StatefulSet")),
+            Object::Custom(revision) if revision.resource == Resource::ControllerRevisions => {
+                keys.extend(revision.owner_key("StatefulSet"))
+            }
             Object::ReplicaSet(_)
             | Object::Node(_)
             | Object::Lease(_)
@@ -275,7 +274,22 @@ impl Reconciler for StatefulSetController {
             return Ok(Plan::default());
         };
         ensure_well_formed(self.name(), set)?;
-        let update_revision = revision_name(set);
+        let empty = Value::Object(Map::new());
+        let UpdateRevision {
+            name: update_revision,
+            create: create_revision,
+            ..
+        } = history::update_revision(
+            cache,
+            Owner {
+                controller: self.name(),
+                resource: Resource::StatefulSets,
+                key: &set.key,
+                uid: &set.uid,
+                template: set.raw.pointer("/spec/template").unwrap_or(&empty),
+                template_labels: &set.template.labels,
+            },
+        )?;
         // The revision the Pods below the partition keep: the one the status names, until the
         // rollout completes (a set without one starts at the update revision).
         let current_revision = set
@@ -296,14 +310,22 @@ impl Reconciler for StatefulSetController {
             .chain(pods.range(wanted.end..))
             .map(|(_, p)| *p)
             .collect();
+        let current_template = (current_revision != update_revision)
+            .then(|| {
+                history::owned(cache, &set.uid)
+                    .into_iter()
+                    .find(|r| r.object.key.name() == current_revision)
+                    .and_then(|r| r.revision.template())
+            })
+            .flatten();
         let revisions = Revisions {
             current: &current_revision,
+            current_template,
             update: &update_revision,
         };
         let mut plan = Plan::default();
-        if set.status.update_revision.as_deref() != Some(update_revision.as_str()) {
-            plan.steps
-                .push(vec![revision_object(set, &update_revision)?]);
+        if let Some(create) = create_revision {
+            plan.steps.push(vec![create]);
         }
         if !set.terminating {
             let replicas_settled = if set.parallel {
@@ -334,10 +356,12 @@ impl Reconciler for StatefulSetController {
     }
 }
 
-/// The current and update revisions' names.
+/// The current and update revisions' names, and the current one's template when it differs
+/// and its ControllerRevision is cached.
 #[derive(Clone, Copy)]
 struct Revisions<'a> {
     current: &'a str,
+    current_template: Option<&'a Value>,
     update: &'a str,
 }
 
@@ -383,19 +407,28 @@ fn replacement(
         .partition()
         .is_some_and(|partition| ordinal < set.wanted().start + partition);
     if below_partition && revisions.current != revisions.update {
-        return Err(ReconcileError::Unbuildable {
-            controller: "statefulset",
-            key: set.key.clone(),
-            message: format!(
-                "ordinal {ordinal} is below the partition and must come back at the current \
-                 revision {}, whose template is not cached (ControllerRevisions are not watched)",
-                revisions.current
-            ),
-        });
+        let Some(template) = revisions.current_template else {
+            return Err(ReconcileError::Unbuildable {
+                controller: "statefulset",
+                key: set.key.clone(),
+                message: format!(
+                    "ordinal {ordinal} is below the partition and must come back at the current \
+                     revision {}, which is not cached",
+                    revisions.current
+                ),
+            });
+        };
+        let pod = pod_for(
+            set,
+            ordinal,
+            revisions.current,
+            Template::recorded(template),
+        )?;
+        return Ok((claims(set, ordinal)?, pod));
     }
     Ok((
         claims(set, ordinal)?,
-        pod_for(set, ordinal, revisions.update)?,
+        pod_for(set, ordinal, revisions.update, Template::of_set(set))?,
     ))
 }
 

@@ -50,7 +50,7 @@ impl Resource {
     pub const StatefulSets: Resource = Resource(4);
     /// core/v1 PersistentVolumeClaims (written from claim templates, not cached).
     pub const PersistentVolumeClaims: Resource = Resource(5);
-    /// apps/v1 ControllerRevisions (written for update revisions, not cached).
+    /// apps/v1 ControllerRevisions (cached with their owners, to find a template's revision).
     pub const ControllerRevisions: Resource = Resource(6);
     /// batch/v1 Jobs.
     pub const Jobs: Resource = Resource(7);
@@ -144,10 +144,17 @@ impl Resource {
         }
     }
 
-    /// How a registered resource's objects are projected; `None` for the built-ins, which
-    /// have hand-written projections.
+    /// How objects are projected when they are cached as [`crate::views::custom::CustomObject`]s:
+    /// a registered resource's, and ControllerRevisions' ([`crate::views::revision::Revision`]);
+    /// `None` for the other built-ins, which have hand-written projections.
     pub fn projection(self) -> Option<Projection> {
-        (!self.is_built_in()).then(|| registry::entry(self.index()).projection)
+        match self {
+            Resource::ControllerRevisions => {
+                Some(Projection::of::<crate::views::revision::Revision>())
+            }
+            r if r.is_built_in() => None,
+            r => Some(registry::entry(r.index()).projection),
+        }
     }
 
     /// The API group ("" for core).

@@ -72,6 +72,14 @@ impl CustomObject {
         })
     }
 
+    /// The key of its controlling owner, if that is of `kind` (in the object's namespace).
+    pub fn owner_key(&self, kind: &str) -> Option<ObjectKey> {
+        self.controller
+            .as_ref()
+            .filter(|o| &*o.kind == kind)
+            .map(|o| ObjectKey::new(self.key.namespace_arc().clone(), o.name.clone()))
+    }
+
     /// The user's projection, if the object decoded into `T` (the type it was registered with).
     pub fn get<T: 'static>(&self) -> Option<&T> {
         self.projection.as_deref()?.downcast_ref()

@@ -11,4 +11,5 @@ pub mod meta;
 pub mod nodes;
 pub mod pod;
 pub mod replicaset;
+pub mod revision;
 pub mod statefulset;

@@ -365,3 +365,141 @@ fn a_failed_pod_is_deleted_to_be_created_again() {
     let p = plan(&s, vec![pod(&s, 0, true, false), failed]);
     assert_eq!(deleted(&p), vec!["db-1"]);
 }
+
+/// A ControllerRevision of `set` named `name`, as kube-controller-manager writes one: the
+/// template with `$patch: replace`, keys in its own order, its hash label.
+fn kcm_revision(set: &StatefulSetView, name: &str, number: i64, template: Value) -> Object {
+    let mut recorded = template;
+    recorded["$patch"] = json!("replace");
+    let hash = name.trim_start_matches("db-");
+    let body = json!({
+        "apiVersion": "apps/v1", "kind": "ControllerRevision",
+        "metadata": {"name": name, "namespace": "ns", "uid": format!("uid-{name}"), "resourceVersion": "3",
+            "labels": {"app": "db", REVISION_LABEL: hash},
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "db", "uid": set.uid.as_str(), "controller": true}]},
+        "data": {"spec": {"template": recorded}},
+        "revision": number,
+    });
+    let bytes = serde_json::to_vec(&body).expect("json");
+    Object::decode(Resource::ControllerRevisions, &bytes)
+        .expect("a revision")
+        .0
+}
+
+fn plan_with_revisions(set: &StatefulSetView, pods: Vec<PodView>, revisions: Vec<Object>) -> Plan {
+    let mut cache = ShardCache::default();
+    cache.apply(Object::StatefulSet(set.clone()));
+    for p in pods {
+        cache.apply(Object::Pod(p));
+    }
+    for r in revisions {
+        cache.apply(r);
+    }
+    let ctx = Context {
+        now: Instant::now(),
+        unix_secs: 0,
+    };
+    StatefulSetController
+        .reconcile(&set.key, &cache, &ctx)
+        .expect("plan")
+}
+
+const KCM: &str = "db-5d8f9c7b6";
+
+/// A set as kube-controller-manager leaves it: a rolling update strategy, its status naming
+/// KCM's revision, every Pod labelled with it.
+fn left_by_kcm() -> (StatefulSetView, Vec<PodView>) {
+    let mut value = (*rolling(3, false, json!({"type": "RollingUpdate"}), KCM).raw).clone();
+    value["status"] = json!({
+        "replicas": 3, "readyReplicas": 3, "currentReplicas": 3, "updatedReplicas": 3,
+        "availableReplicas": 3, "observedGeneration": 1,
+        "currentRevision": KCM, "updateRevision": KCM,
+    });
+    let s = StatefulSetView::from_value(value).expect("set");
+    let pods = (0..3).map(|i| pod_at(&s, i, true, false, KCM)).collect();
+    (s, pods)
+}
+
+#[test]
+fn a_set_taken_over_from_kcm_keeps_its_pods_when_its_revision_records_the_template() {
+    let (s, pods) = left_by_kcm();
+    let template = s.raw["spec"]["template"].clone();
+    let p = plan_with_revisions(&s, pods, vec![kcm_revision(&s, KCM, 1, template)]);
+    assert!(deleted(&p).is_empty(), "{p:?}");
+    assert!(
+        p.steps
+            .iter()
+            .flatten()
+            .all(|a| !matches!(a, Action::Create { .. } | Action::UpdateStatus { .. })),
+        "no new revision, no status change: {p:?}"
+    );
+}
+
+#[test]
+fn without_kcm_s_revision_in_the_cache_the_same_set_would_roll_every_pod() {
+    let (s, pods) = left_by_kcm();
+    let p = plan_with_revisions(&s, pods, Vec::new());
+    assert_eq!(
+        deleted(&p),
+        vec!["db-2"],
+        "the rollout a takeover must not start"
+    );
+}
+
+#[test]
+fn a_changed_template_gets_a_new_revision_numbered_after_the_newest_and_rolls() {
+    let (s, pods) = left_by_kcm();
+    let old_template = json!({"metadata": {"labels": {"app": "db"}}, "spec": {"containers": [{"name": "db", "image": "db:0"}]}});
+    let p = plan_with_revisions(&s, pods, vec![kcm_revision(&s, KCM, 4, old_template)]);
+    let created: Vec<&Value> = p
+        .steps
+        .iter()
+        .flatten()
+        .filter_map(|a| match a {
+            Action::Create {
+                resource: Resource::ControllerRevisions,
+                body,
+                ..
+            } => Some(body),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(created.len(), 1, "{p:?}");
+    assert_eq!(created[0]["revision"], 5);
+    assert_eq!(created[0]["metadata"]["name"], revision_name(&s).as_str());
+    assert_eq!(created[0]["data"]["spec"]["template"]["$patch"], "replace");
+    assert_eq!(deleted(&p), vec!["db-2"]);
+}
+
+#[test]
+fn an_ordinal_below_the_partition_comes_back_from_the_current_revision_s_template() {
+    let s = rolling(
+        2,
+        false,
+        json!({"type": "RollingUpdate", "rollingUpdate": {"partition": 1}}),
+        KCM,
+    );
+    let old_template = json!({"metadata": {"labels": {"app": "db", "tier": "old"}}, "spec": {"containers": [{"name": "db", "image": "db:0"}]}});
+    let p = plan_with_revisions(
+        &s,
+        vec![pod(&s, 1, true, false)],
+        vec![kcm_revision(&s, KCM, 1, old_template)],
+    );
+    let pod = p
+        .steps
+        .iter()
+        .flatten()
+        .find_map(|a| match a {
+            Action::Create {
+                resource: Resource::Pods,
+                body,
+                ..
+            } => Some(body),
+            _ => None,
+        })
+        .expect("db-0 created");
+    assert_eq!(pod["metadata"]["name"], "db-0");
+    assert_eq!(pod["metadata"]["labels"][REVISION_LABEL], KCM);
+    assert_eq!(pod["metadata"]["labels"]["tier"], "old");
+    assert_eq!(pod["spec"]["containers"][0]["image"], "db:0");
+}
