@@ -21,3 +21,4 @@ mod serving_limits;
 mod shard_restart;
 mod statefulset_e2e;
 mod stress;
+mod takeover_e2e;

@@ -6,20 +6,39 @@
 
 use crate::action::{Action, Plan};
 use crate::cache::ShardCache;
+use crate::controllers::history::{self, Owner};
 use crate::key::ObjectKey;
 use crate::object::{Object, PodView};
 use crate::pod_template::{ControllerRef, NewMeta, NewObject, SpecOnly, template_spec, to_body};
 use crate::reconcile_error::ensure_well_formed;
 use crate::reconciler::{Context, ReconcileError, Reconciler};
 use crate::resource::Resource;
-use crate::template_hash::template_hash;
 use crate::views::daemonset::{DaemonSetStatus, DaemonSetView};
 use serde_json::{Map, Value, json};
 use smallvec::SmallVec;
 use std::collections::BTreeMap;
 
-/// The label carrying a DaemonSet Pod's template revision.
-pub const REVISION_LABEL: &str = "controller-revision-hash";
+/// The label carrying a DaemonSet Pod's template revision (the revision's hash).
+pub const REVISION_LABEL: &str = history::HASH_LABEL;
+/// The label carrying the template generation a Pod was made at, as upstream sets it.
+pub const TEMPLATE_GENERATION_LABEL: &str = "pod-template-generation";
+/// The annotation the API server keeps a DaemonSet's template generation in.
+const TEMPLATE_GENERATION_ANNOTATION: &str = "deprecated.daemonset.template.generation";
+
+/// The template generation the API server recorded on `ds`, if any.
+fn template_generation(ds: &DaemonSetView) -> Option<&str> {
+    ds.raw
+        .pointer("/metadata/annotations")
+        .and_then(|a| a.get(TEMPLATE_GENERATION_ANNOTATION))
+        .and_then(Value::as_str)
+}
+
+/// Whether `pod` was made from `ds`'s current template, as upstream's `IsPodUpdated` decides:
+/// its hash label names the current revision, or its template generation is the set's.
+fn is_updated(pod: &PodView, hash: &str, generation: Option<&str>) -> bool {
+    pod.labels.get(REVISION_LABEL) == Some(hash)
+        || generation.is_some_and(|g| pod.labels.get(TEMPLATE_GENERATION_LABEL) == Some(g))
+}
 
 /// The controller.
 #[derive(Clone, Copy, Debug, Default)]
@@ -28,6 +47,9 @@ pub struct DaemonSetController;
 fn pod_for(ds: &DaemonSetView, node: &str, revision: &str) -> Result<Action, ReconcileError> {
     let mut labels = ds.template.labels.clone();
     labels.insert(REVISION_LABEL.into(), revision.to_string());
+    if let Some(generation) = template_generation(ds) {
+        labels.insert(TEMPLATE_GENERATION_LABEL.into(), generation.to_string());
+    }
     let mut spec = template_spec(&ds.raw).clone();
     spec.insert("nodeName".into(), json!(node));
     let body = NewObject {
@@ -107,13 +129,21 @@ impl Reconciler for DaemonSetController {
         Resource::DaemonSets
     }
     fn reads(&self) -> &[Resource] {
-        &[Resource::DaemonSets, Resource::Pods, Resource::Nodes]
+        &[
+            Resource::DaemonSets,
+            Resource::Pods,
+            Resource::Nodes,
+            Resource::ControllerRevisions,
+        ]
     }
 
     fn keys_for(&self, object: &Object, keys: &mut SmallVec<[ObjectKey; 2]>) {
         match object {
             Object::DaemonSet(ds) => keys.push(ds.key.clone()),
             Object::Pod(pod) => keys.extend(pod.owner_key("DaemonSet")),
+            Object::Custom(revision) if revision.resource == Resource::ControllerRevisions => {
+                keys.extend(revision.owner_key("DaemonSet"))
+            }
             // A Node change concerns every DaemonSet: each shard queues those it has.
             Object::Node(_) => {}
             _ => {}
@@ -136,7 +166,20 @@ impl Reconciler for DaemonSetController {
             return Ok(Plan::default());
         };
         ensure_well_formed(self.name(), ds)?;
-        let revision = template_hash(ds.raw.get("spec").and_then(|s| s.get("template")));
+        let empty = Value::Object(Map::new());
+        let update = history::update_revision(
+            cache,
+            Owner {
+                controller: self.name(),
+                resource: Resource::DaemonSets,
+                key: &ds.key,
+                uid: &ds.uid,
+                template: ds.raw.pointer("/spec/template").unwrap_or(&empty),
+                template_labels: &ds.template.labels,
+            },
+        )?;
+        let revision = update.hash;
+        let generation = template_generation(ds);
         let mut by_node: BTreeMap<&str, Vec<&PodView>> = BTreeMap::new();
         let mut unplaced: Vec<&PodView> = Vec::new();
         for pod in cache.pods.owned_by(&ds.uid) {
@@ -181,7 +224,7 @@ impl Reconciler for DaemonSetController {
                             deletes.extend(surplus.iter().map(|p| delete(p)));
                             if !kept.ready {
                                 unavailable += 1;
-                            } else if kept.labels.get(REVISION_LABEL) != Some(revision.as_str()) {
+                            } else if !is_updated(kept, &revision, generation) {
                                 outdated.push(kept);
                             }
                         }
@@ -212,6 +255,11 @@ impl Reconciler for DaemonSetController {
             rests_on,
             ..Plan::default()
         };
+        // The revision is written before any Pod that names it, as upstream's history comes
+        // before its Pods.
+        if let Some(create) = update.create {
+            plan.steps.push(vec![create]);
+        }
         plan.push_slow_start(creates);
         plan.steps.push(deletes);
         let count = |n: usize| i32::try_from(n).unwrap_or(i32::MAX);
@@ -223,7 +271,7 @@ impl Reconciler for DaemonSetController {
         let updated = by_node
             .values()
             .flatten()
-            .filter(|p| p.labels.get(REVISION_LABEL) == Some(revision.as_str()))
+            .filter(|p| is_updated(p, &revision, generation))
             .count();
         let misscheduled = by_node
             .keys()
@@ -251,192 +299,4 @@ impl Reconciler for DaemonSetController {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::key::Uid;
-    use crate::labels::Labels;
-    use crate::object::{OwnerRef, PodPhase};
-    use crate::views::nodes::NodeView;
-    use std::time::Instant;
-
-    fn ds(selector: Value) -> DaemonSetView {
-        DaemonSetView::from_value(json!({
-            "metadata": {"name": "agent", "namespace": "ns", "uid": "d1", "generation": 2},
-            "spec": {"template": {"metadata": {"labels": {"app": "agent"}},
-                "spec": {"nodeSelector": selector, "containers": [{"name": "a", "image": "a"}]}}},
-        }))
-        .expect("ds")
-    }
-
-    fn node(name: &str, labels: Value) -> NodeView {
-        NodeView::from_value(
-            json!({"metadata": {"name": name, "uid": format!("u-{name}"), "labels": labels}}),
-        )
-        .expect("node")
-    }
-
-    fn pod(name: &str, node: &str, created: i64, revision: &str) -> PodView {
-        let mut labels = std::collections::BTreeMap::new();
-        labels.insert(REVISION_LABEL.to_string(), revision.to_string());
-        PodView {
-            key: ObjectKey::new("ns", name),
-            uid: Uid::new(format!("uid-{name}")),
-            resource_version: None,
-            labels: Labels::from_map(labels),
-            controller: Some(OwnerRef {
-                kind: "DaemonSet".into(),
-                name: "agent".into(),
-                uid: Uid::new("d1"),
-            }),
-            node_name: Some(node.into()),
-            phase: PodPhase::Running,
-            ready: true,
-            ready_since: None,
-            restarts: 0,
-            created,
-            terminating: false,
-            job_tracking: false,
-            completion_index: None,
-            malformed: None,
-        }
-    }
-
-    fn plan(ds: &DaemonSetView, nodes: Vec<NodeView>, pods: Vec<PodView>) -> Plan {
-        let mut cache = ShardCache::default();
-        cache.apply(Object::DaemonSet(ds.clone()));
-        for n in nodes {
-            cache.apply(Object::Node(n));
-        }
-        for p in pods {
-            cache.apply(Object::Pod(p));
-        }
-        let ctx = Context {
-            now: Instant::now(),
-            unix_secs: 0,
-        };
-        DaemonSetController
-            .reconcile(&ds.key, &cache, &ctx)
-            .expect("plan")
-    }
-
-    fn created_on(plan: &Plan) -> Vec<String> {
-        plan.steps
-            .iter()
-            .flatten()
-            .filter_map(|a| match a {
-                Action::Create { body, .. } => {
-                    body["spec"]["nodeName"].as_str().map(str::to_string)
-                }
-                _ => None,
-            })
-            .collect()
-    }
-
-    fn deleted(plan: &Plan) -> Vec<String> {
-        plan.steps
-            .iter()
-            .flatten()
-            .filter_map(|a| match a {
-                Action::Delete { key, .. } => Some(key.name().to_string()),
-                _ => None,
-            })
-            .collect()
-    }
-
-    #[test]
-    fn each_eligible_node_gets_one_pod_and_a_second_one_is_removed() {
-        let d = ds(json!({"pool": "a"}));
-        let revision = template_hash(d.raw.get("spec").and_then(|s| s.get("template")));
-        let nodes = vec![
-            node("n1", json!({"pool": "a"})),
-            node("n2", json!({"pool": "a"})),
-            node("n3", json!({"pool": "b"})),
-        ];
-        let pods = vec![
-            pod("p1", "n1", 1, &revision),
-            pod("p1b", "n1", 2, &revision),
-            pod("p3", "n3", 1, &revision),
-        ];
-        let p = plan(&d, nodes, pods);
-        assert_eq!(created_on(&p), vec!["n2"]);
-        let mut gone = deleted(&p);
-        gone.sort();
-        assert_eq!(
-            gone,
-            vec!["p1b", "p3"],
-            "the younger duplicate and the Pod on an unwanted Node"
-        );
-    }
-
-    #[test]
-    fn a_template_spec_that_is_not_an_object_is_malformed_not_a_panic() {
-        for spec in [json!("not-an-object"), json!([1]), json!(7)] {
-            let d = DaemonSetView::from_value(json!({
-                "metadata": {"name": "agent", "namespace": "ns", "uid": "d1"},
-                "spec": {"template": {"spec": spec}},
-            }))
-            .expect("identity");
-            let mut cache = ShardCache::default();
-            cache.apply(Object::DaemonSet(d.clone()));
-            cache.apply(Object::Node(node("n1", json!({}))));
-            let ctx = Context {
-                now: Instant::now(),
-                unix_secs: 0,
-            };
-            let result = DaemonSetController.reconcile(&d.key, &cache, &ctx);
-            assert!(
-                matches!(result, Err(ReconcileError::Malformed { .. })),
-                "{spec}: {result:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn a_malformed_node_gets_no_pod_and_keeps_the_one_it_has() {
-        let d = ds(json!({}));
-        let revision = template_hash(d.raw.get("spec").and_then(|s| s.get("template")));
-        let bad = NodeView::from_value(
-            json!({"metadata": {"name": "n2", "uid": "u-n2", "labels": {"a": 1}}}),
-        )
-        .expect("identity");
-        assert!(bad.malformed.is_some());
-        let p = plan(
-            &d,
-            vec![node("n1", json!({})), bad],
-            vec![pod("p2", "n2", 1, &revision)],
-        );
-        assert_eq!(created_on(&p), vec!["n1"]);
-        assert!(deleted(&p).is_empty(), "{p:?}");
-    }
-
-    #[test]
-    fn on_delete_never_deletes_old_pods_for_an_update() {
-        let d = DaemonSetView::from_value(json!({
-            "metadata": {"name": "agent", "namespace": "ns", "uid": "d1"},
-            "spec": {"template": {"spec": {}}, "updateStrategy": {"type": "OnDelete"}},
-        }))
-        .expect("ds");
-        let nodes = (0..4).map(|i| node(&format!("n{i}"), json!({}))).collect();
-        let pods = (0..4)
-            .map(|i| pod(&format!("p{i}"), &format!("n{i}"), i, "old"))
-            .collect();
-        let p = plan(&d, nodes, pods);
-        assert!(deleted(&p).is_empty(), "{p:?}");
-    }
-
-    #[test]
-    fn a_rollout_replaces_old_pods_within_max_unavailable() {
-        let d = ds(json!({}));
-        let nodes = (0..4).map(|i| node(&format!("n{i}"), json!({}))).collect();
-        let pods = (0..4)
-            .map(|i| pod(&format!("p{i}"), &format!("n{i}"), i, "old"))
-            .collect();
-        let p = plan(&d, nodes, pods);
-        assert_eq!(
-            deleted(&p).len(),
-            1,
-            "maxUnavailable defaults to one Node at a time"
-        );
-        assert!(p.is_destructive());
-    }
-}
+mod tests;

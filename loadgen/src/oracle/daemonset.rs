@@ -1,9 +1,12 @@
 //! The DaemonSet invariants: never two live Pods of one DaemonSet on one Node (checked at every
 //! commit), and no Pod deleted from a Node that still needs it: the DaemonSet's only live Pod
 //! there, on a Node that exists and matches the DaemonSet's `nodeSelector` (judged at the
-//! request's arrival). The second check is skipped for DaemonSets with a node affinity.
+//! request's arrival), unless it is made from an older template and a rolling update may replace
+//! it: fewer than `maxUnavailable` needed Nodes are without a live Pod, deletes in flight
+//! counted. The second check is skipped for DaemonSets with a node affinity.
 
 use crate::oracle::in_flight::{Decision, InFlight};
+use crate::oracle::template_mark::{TemplateMark, mark_of};
 use crate::oracle::{Verb, Violation, ViolationKind, pod_is_live};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -16,6 +19,24 @@ struct DsInfo {
     name: String,
     /// `nodeSelector`; `None` when a node affinity makes the Nodes it wants unknown here.
     selector: Option<Labels>,
+    /// The template's mark: a Pod of another was made from an older template.
+    mark: TemplateMark,
+    /// `maxUnavailable` of a rolling update; `None` for `OnDelete`.
+    max_unavailable: Option<Value>,
+}
+
+/// `maxUnavailable` as a count of `needed` Nodes: a number, or a percentage rounded up (as
+/// upstream scales it for DaemonSets); at least one, as upstream's rolling update needs.
+fn scaled(max_unavailable: &Value, needed: usize) -> usize {
+    let count = match max_unavailable {
+        Value::Number(n) => n.as_u64().map_or(1, |n| n as usize),
+        Value::String(p) => p
+            .strip_suffix('%')
+            .and_then(|p| p.parse::<usize>().ok())
+            .map_or(1, |p| (p * needed).div_ceil(100)),
+        _ => 1,
+    };
+    count.max(1)
 }
 
 /// What the checker knows about DaemonSets, their live Pods and the Nodes.
@@ -67,6 +88,14 @@ impl DaemonSetOracle {
                         selector: spec["affinity"]
                             .is_null()
                             .then(|| labels(&spec["nodeSelector"])),
+                        mark: mark_of(&ds["spec"]["template"]),
+                        max_unavailable: match ds["spec"]["updateStrategy"]["type"].as_str() {
+                            Some("OnDelete") => None,
+                            _ => Some(
+                                ds["spec"]["updateStrategy"]["rollingUpdate"]["maxUnavailable"]
+                                    .clone(),
+                            ),
+                        },
                     },
                 );
             }
@@ -99,7 +128,7 @@ impl DaemonSetOracle {
     }
 
     /// What `decision` breaks, judged against the state now.
-    pub fn judge(&self, decision: Decision<'_>, _in_flight: &InFlight) -> Option<Violation> {
+    pub fn judge(&self, decision: Decision<'_>, in_flight: &InFlight) -> Option<Violation> {
         let Decision::Delete(pod) = decision else {
             return None;
         };
@@ -107,7 +136,24 @@ impl DaemonSetOracle {
         let set = self.sets.get(ds_uid)?;
         let here = self.placed.get(&(ds_uid.to_string(), node.to_string()))?;
         let only = here.len() == 1 && here.contains(meta(pod, "uid"));
-        (only && self.needs(set, node)).then(|| Violation {
+        let replaceable = match &set.max_unavailable {
+            Some(max_unavailable) if mark_of(pod) != set.mark => {
+                let needed: Vec<&String> =
+                    self.nodes.keys().filter(|n| self.needs(set, n)).collect();
+                let without = needed
+                    .iter()
+                    .filter(|n| {
+                        self.placed
+                            .get(&(ds_uid.to_string(), n.to_string()))
+                            .is_none_or(HashSet::is_empty)
+                    })
+                    .count();
+                let deleting = usize::try_from(-in_flight.net_creates(ds_uid).min(0)).unwrap_or(0);
+                without + deleting < scaled(max_unavailable, needed.len())
+            }
+            _ => false,
+        };
+        (only && !replaceable && self.needs(set, node)).then(|| Violation {
             kind: ViolationKind::DaemonSetNeededPodDeleted,
             revision: 0,
             namespace: set.namespace.clone(),
@@ -232,5 +278,90 @@ mod tests {
             Some(&json!({"metadata": {"name": "n1", "labels": {"role": "none"}}})),
         );
         assert_eq!(judged(&o, "a"), None, "the Node no longer matches");
+    }
+
+    fn old_pod(name: &str, node: &str) -> Value {
+        let mut p = pod(name, node);
+        p["spec"]["containers"] = json!([{"name": "a", "image": "agent:old"}]);
+        p
+    }
+
+    /// Three Nodes, each running an outdated Pod of a DaemonSet with `strategy`.
+    fn rolling(strategy: Value) -> DaemonSetOracle {
+        let mut o = DaemonSetOracle::default();
+        o.record_set(
+            None,
+            Some(
+                &json!({"metadata": {"name": "agent", "namespace": "ns", "uid": "d1"},
+                "spec": {"updateStrategy": strategy,
+                    "template": {"spec": {"containers": [{"name": "a", "image": "agent:new"}]}}}}),
+            ),
+        );
+        for n in ["n1", "n2", "n3"] {
+            o.record_node(None, Some(&json!({"metadata": {"name": n}})));
+            let p = old_pod(&format!("p-{n}"), n);
+            o.record_pod(Verb::Create, None, Some(&p));
+        }
+        o
+    }
+
+    fn judged_old(
+        o: &DaemonSetOracle,
+        name: &str,
+        node: &str,
+        f: &InFlight,
+    ) -> Option<ViolationKind> {
+        o.judge(Decision::Delete(&old_pod(name, node)), f)
+            .map(|v| v.kind)
+    }
+
+    #[test]
+    fn a_rolling_update_may_replace_an_outdated_pod_within_max_unavailable() {
+        let mut o = rolling(json!({"type": "RollingUpdate"}));
+        let none = InFlight::default();
+        assert_eq!(
+            judged_old(&o, "p-n1", "n1", &none),
+            None,
+            "one of three may go"
+        );
+        o.record_pod(Verb::Delete, Some(&old_pod("p-n1", "n1")), None);
+        assert_eq!(
+            judged_old(&o, "p-n2", "n2", &none),
+            Some(ViolationKind::DaemonSetNeededPodDeleted),
+            "n1 is still without its Pod"
+        );
+        let mut deleting = InFlight::default();
+        let mut o = rolling(json!({"type": "RollingUpdate"}));
+        deleting.arrive("ns", Decision::Delete(&old_pod("p-n1", "n1")), Vec::new());
+        assert_eq!(
+            judged_old(&o, "p-n2", "n2", &deleting),
+            Some(ViolationKind::DaemonSetNeededPodDeleted),
+            "a delete in flight counts"
+        );
+        o.record_pod(Verb::Delete, Some(&old_pod("p-n1", "n1")), None);
+        let wider =
+            rolling(json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "50%"}}));
+        let mut one_gone = wider;
+        one_gone.record_pod(Verb::Delete, Some(&old_pod("p-n1", "n1")), None);
+        assert_eq!(
+            judged_old(&one_gone, "p-n2", "n2", &none),
+            None,
+            "50% of 3 is 2"
+        );
+    }
+
+    #[test]
+    fn on_delete_or_a_current_pod_is_never_replaced_by_the_controller() {
+        let o = rolling(json!({"type": "OnDelete"}));
+        assert_eq!(
+            judged_old(&o, "p-n1", "n1", &InFlight::default()),
+            Some(ViolationKind::DaemonSetNeededPodDeleted)
+        );
+        let mut current = oracle(Value::Null);
+        current.record_pod(Verb::Create, None, Some(&pod("a", "n1")));
+        assert_eq!(
+            judged(&current, "a"),
+            Some(ViolationKind::DaemonSetNeededPodDeleted)
+        );
     }
 }

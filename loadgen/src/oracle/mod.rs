@@ -11,6 +11,7 @@ pub mod node;
 pub mod replicaset;
 mod shared;
 pub mod statefulset;
+pub mod template_mark;
 pub mod truth;
 
 pub use shared::{Arriving, SharedOracle};

@@ -7,8 +7,8 @@
 
 use crate::oracle::in_flight::{Decision, InFlight};
 use crate::oracle::knowable::Desired;
+use crate::oracle::template_mark::{TemplateMark, mark_of};
 use crate::oracle::{Violation, ViolationKind, desired_replicas, pod_is_live};
-use crate::scenario::ROLLOUT_ANNOTATION;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -31,31 +31,6 @@ struct SetInfo {
 struct Slot {
     running_and_ready: bool,
     mark: TemplateMark,
-}
-
-/// Which template a Pod (or a set's template, given its `template`) was made from, as the oracle
-/// tells them apart: the rollout annotation and the containers' images.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct TemplateMark {
-    rollout: Option<String>,
-    images: Vec<String>,
-}
-
-/// The mark of a Pod or of a Pod template (both have `metadata` and `spec`).
-fn mark_of(object: &Value) -> TemplateMark {
-    TemplateMark {
-        rollout: object["metadata"]["annotations"][ROLLOUT_ANNOTATION]
-            .as_str()
-            .map(str::to_string),
-        images: object["spec"]["containers"]
-            .as_array()
-            .map(|cs| {
-                cs.iter()
-                    .map(|c| c["image"].as_str().unwrap_or("").to_string())
-                    .collect()
-            })
-            .unwrap_or_default(),
-    }
 }
 
 /// `spec.updateStrategy` as `(partition, maxUnavailable)`, `None` for `OnDelete`; the API's
@@ -268,6 +243,7 @@ impl StatefulSetOracle {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenario::ROLLOUT_ANNOTATION;
     use serde_json::json;
 
     fn set(replicas: i64, parallel: bool) -> Value {

@@ -49,6 +49,7 @@ mod tests {
             "/apis/apps/v1/replicasets",
             "/apis/apps/v1/statefulsets",
             "/apis/apps/v1/daemonsets",
+            "/apis/apps/v1/controllerrevisions",
             "/apis/batch/v1/jobs",
         ] {
             requests.push((Method::GET, collection, Some("limit=500")));

@@ -1,0 +1,299 @@
+//! The DaemonSet controller's decisions, one situation a test: placement, updates, takeover.
+
+use super::*;
+use crate::key::Uid;
+use crate::labels::Labels;
+use crate::object::{OwnerRef, PodPhase};
+use crate::template_hash::template_hash;
+use crate::views::nodes::NodeView;
+use std::time::Instant;
+
+fn ds(selector: Value) -> DaemonSetView {
+    DaemonSetView::from_value(json!({
+        "metadata": {"name": "agent", "namespace": "ns", "uid": "d1", "generation": 2},
+        "spec": {"template": {"metadata": {"labels": {"app": "agent"}},
+            "spec": {"nodeSelector": selector, "containers": [{"name": "a", "image": "a"}]}}},
+    }))
+    .expect("ds")
+}
+
+fn node(name: &str, labels: Value) -> NodeView {
+    NodeView::from_value(
+        json!({"metadata": {"name": name, "uid": format!("u-{name}"), "labels": labels}}),
+    )
+    .expect("node")
+}
+
+fn pod(name: &str, node: &str, created: i64, revision: &str) -> PodView {
+    let mut labels = std::collections::BTreeMap::new();
+    labels.insert(REVISION_LABEL.to_string(), revision.to_string());
+    PodView {
+        key: ObjectKey::new("ns", name),
+        uid: Uid::new(format!("uid-{name}")),
+        resource_version: None,
+        labels: Labels::from_map(labels),
+        controller: Some(OwnerRef {
+            kind: "DaemonSet".into(),
+            name: "agent".into(),
+            uid: Uid::new("d1"),
+        }),
+        node_name: Some(node.into()),
+        phase: PodPhase::Running,
+        ready: true,
+        ready_since: None,
+        restarts: 0,
+        created,
+        terminating: false,
+        job_tracking: false,
+        completion_index: None,
+        malformed: None,
+    }
+}
+
+fn plan(ds: &DaemonSetView, nodes: Vec<NodeView>, pods: Vec<PodView>) -> Plan {
+    plan_with(ds, nodes, pods, Vec::new())
+}
+
+fn plan_with(
+    ds: &DaemonSetView,
+    nodes: Vec<NodeView>,
+    pods: Vec<PodView>,
+    revisions: Vec<Object>,
+) -> Plan {
+    let mut cache = ShardCache::default();
+    for r in revisions {
+        cache.apply(r);
+    }
+    cache.apply(Object::DaemonSet(ds.clone()));
+    for n in nodes {
+        cache.apply(Object::Node(n));
+    }
+    for p in pods {
+        cache.apply(Object::Pod(p));
+    }
+    let ctx = Context {
+        now: Instant::now(),
+        unix_secs: 0,
+    };
+    DaemonSetController
+        .reconcile(&ds.key, &cache, &ctx)
+        .expect("plan")
+}
+
+fn created_on(plan: &Plan) -> Vec<String> {
+    plan.steps
+        .iter()
+        .flatten()
+        .filter_map(|a| match a {
+            Action::Create { body, .. } => body["spec"]["nodeName"].as_str().map(str::to_string),
+            _ => None,
+        })
+        .collect()
+}
+
+fn deleted(plan: &Plan) -> Vec<String> {
+    plan.steps
+        .iter()
+        .flatten()
+        .filter_map(|a| match a {
+            Action::Delete { key, .. } => Some(key.name().to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn each_eligible_node_gets_one_pod_and_a_second_one_is_removed() {
+    let d = ds(json!({"pool": "a"}));
+    let revision = template_hash(d.raw.get("spec").and_then(|s| s.get("template")));
+    let nodes = vec![
+        node("n1", json!({"pool": "a"})),
+        node("n2", json!({"pool": "a"})),
+        node("n3", json!({"pool": "b"})),
+    ];
+    let pods = vec![
+        pod("p1", "n1", 1, &revision),
+        pod("p1b", "n1", 2, &revision),
+        pod("p3", "n3", 1, &revision),
+    ];
+    let p = plan(&d, nodes, pods);
+    assert_eq!(created_on(&p), vec!["n2"]);
+    let mut gone = deleted(&p);
+    gone.sort();
+    assert_eq!(
+        gone,
+        vec!["p1b", "p3"],
+        "the younger duplicate and the Pod on an unwanted Node"
+    );
+}
+
+#[test]
+fn a_template_spec_that_is_not_an_object_is_malformed_not_a_panic() {
+    for spec in [json!("not-an-object"), json!([1]), json!(7)] {
+        let d = DaemonSetView::from_value(json!({
+            "metadata": {"name": "agent", "namespace": "ns", "uid": "d1"},
+            "spec": {"template": {"spec": spec}},
+        }))
+        .expect("identity");
+        let mut cache = ShardCache::default();
+        cache.apply(Object::DaemonSet(d.clone()));
+        cache.apply(Object::Node(node("n1", json!({}))));
+        let ctx = Context {
+            now: Instant::now(),
+            unix_secs: 0,
+        };
+        let result = DaemonSetController.reconcile(&d.key, &cache, &ctx);
+        assert!(
+            matches!(result, Err(ReconcileError::Malformed { .. })),
+            "{spec}: {result:?}"
+        );
+    }
+}
+
+#[test]
+fn a_malformed_node_gets_no_pod_and_keeps_the_one_it_has() {
+    let d = ds(json!({}));
+    let revision = template_hash(d.raw.get("spec").and_then(|s| s.get("template")));
+    let bad = NodeView::from_value(
+        json!({"metadata": {"name": "n2", "uid": "u-n2", "labels": {"a": 1}}}),
+    )
+    .expect("identity");
+    assert!(bad.malformed.is_some());
+    let p = plan(
+        &d,
+        vec![node("n1", json!({})), bad],
+        vec![pod("p2", "n2", 1, &revision)],
+    );
+    assert_eq!(created_on(&p), vec!["n1"]);
+    assert!(deleted(&p).is_empty(), "{p:?}");
+}
+
+#[test]
+fn on_delete_never_deletes_old_pods_for_an_update() {
+    let d = DaemonSetView::from_value(json!({
+        "metadata": {"name": "agent", "namespace": "ns", "uid": "d1"},
+        "spec": {"template": {"spec": {}}, "updateStrategy": {"type": "OnDelete"}},
+    }))
+    .expect("ds");
+    let nodes = (0..4).map(|i| node(&format!("n{i}"), json!({}))).collect();
+    let pods = (0..4)
+        .map(|i| pod(&format!("p{i}"), &format!("n{i}"), i, "old"))
+        .collect();
+    let p = plan(&d, nodes, pods);
+    assert!(deleted(&p).is_empty(), "{p:?}");
+}
+
+#[test]
+fn a_rollout_replaces_old_pods_within_max_unavailable() {
+    let d = ds(json!({}));
+    let nodes = (0..4).map(|i| node(&format!("n{i}"), json!({}))).collect();
+    let pods = (0..4)
+        .map(|i| pod(&format!("p{i}"), &format!("n{i}"), i, "old"))
+        .collect();
+    let p = plan(&d, nodes, pods);
+    assert_eq!(
+        deleted(&p).len(),
+        1,
+        "maxUnavailable defaults to one Node at a time"
+    );
+    assert!(p.is_destructive());
+}
+
+const KCM_HASH: &str = "6b8f7c9d5";
+
+/// The ControllerRevision kube-controller-manager wrote for `ds`'s template.
+fn kcm_revision(ds: &DaemonSetView) -> Object {
+    let mut template = ds.raw["spec"]["template"].clone();
+    template["$patch"] = json!("replace");
+    let body = json!({
+        "apiVersion": "apps/v1", "kind": "ControllerRevision",
+        "metadata": {"name": format!("agent-{KCM_HASH}"), "namespace": "ns", "uid": "uid-rev", "resourceVersion": "2",
+            "labels": {"app": "agent", REVISION_LABEL: KCM_HASH},
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent", "uid": "d1", "controller": true}]},
+        "data": {"spec": {"template": template}},
+        "revision": 1,
+    });
+    let bytes = serde_json::to_vec(&body).expect("json");
+    Object::decode(Resource::ControllerRevisions, &bytes)
+        .expect("a revision")
+        .0
+}
+
+fn left_by_kcm() -> (DaemonSetView, Vec<NodeView>, Vec<PodView>) {
+    let nodes = (0..4).map(|i| node(&format!("n{i}"), json!({}))).collect();
+    let pods = (0..4)
+        .map(|i| pod(&format!("p{i}"), &format!("n{i}"), i, KCM_HASH))
+        .collect();
+    (ds(json!({})), nodes, pods)
+}
+
+fn revisions_created(plan: &Plan) -> usize {
+    plan.steps
+        .iter()
+        .flatten()
+        .filter(|a| {
+            matches!(
+                a,
+                Action::Create {
+                    resource: Resource::ControllerRevisions,
+                    ..
+                }
+            )
+        })
+        .count()
+}
+
+#[test]
+fn pods_kcm_made_are_current_when_its_revision_records_the_template() {
+    let (d, nodes, pods) = left_by_kcm();
+    let p = plan_with(&d, nodes, pods, vec![kcm_revision(&d)]);
+    assert!(deleted(&p).is_empty(), "{p:?}");
+    assert_eq!(revisions_created(&p), 0);
+}
+
+#[test]
+fn without_kcm_s_revision_the_same_pods_would_be_rolled() {
+    let (d, nodes, pods) = left_by_kcm();
+    let p = plan(&d, nodes, pods);
+    assert_eq!(
+        deleted(&p).len(),
+        1,
+        "the rollout a takeover must not start"
+    );
+    assert_eq!(revisions_created(&p), 1, "and a revision of its own first");
+}
+
+#[test]
+fn a_pod_at_the_set_s_template_generation_is_current_whatever_its_hash() {
+    let mut value = (*ds(json!({})).raw).clone();
+    value["metadata"]["annotations"] = json!({"deprecated.daemonset.template.generation": "2"});
+    let d = DaemonSetView::from_value(value).expect("ds");
+    let nodes = vec![node("n0", json!({})), node("n1", json!({}))];
+    let mut pods = vec![pod("p0", "n0", 0, "other"), pod("p1", "n1", 1, "other")];
+    let generation = BTreeMap::from([
+        (REVISION_LABEL.to_string(), "other".to_string()),
+        (TEMPLATE_GENERATION_LABEL.to_string(), "2".to_string()),
+    ]);
+    pods[0].labels = Labels::from_map(generation);
+    let p = plan(&d, nodes, pods);
+    assert_eq!(
+        deleted(&p),
+        vec!["p1"],
+        "only the Pod of another generation rolls"
+    );
+    let created = plan(&d, vec![node("n2", json!({}))], Vec::new());
+    let body = created
+        .steps
+        .iter()
+        .flatten()
+        .find_map(|a| match a {
+            Action::Create {
+                resource: Resource::Pods,
+                body,
+                ..
+            } => Some(body),
+            _ => None,
+        })
+        .expect("a Pod for n2");
+    assert_eq!(body["metadata"]["labels"][TEMPLATE_GENERATION_LABEL], "2");
+}
