@@ -2,6 +2,7 @@
 //! the convergence bound.
 
 pub mod catalog;
+pub mod left_by_kcm;
 pub mod timeline;
 pub mod user;
 pub mod workload;
@@ -73,6 +74,10 @@ pub struct Scenario {
     pub events: Vec<WorkloadEvent>,
     /// What must hold.
     pub invariants: Invariants,
+    /// The workload (and bystanders) seeded as kube-controller-manager leaves them, for a
+    /// takeover: see [`left_by_kcm`].
+    #[serde(default)]
+    pub takeover: Option<left_by_kcm::Takeover>,
 }
 
 /// Simulated API server settings.

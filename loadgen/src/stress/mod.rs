@@ -323,24 +323,13 @@ fn leader_violations(server: &ApiServer) -> Vec<ReportedViolation> {
         .collect()
 }
 
-/// Runs a scenario to its verdict.
-pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
-    let scenario = &options.scenario;
-    let run_started = Instant::now();
-    std::fs::create_dir_all(&options.work_dir)?;
-    phases::stress(&options, phases::StressPhase::Starting);
-    let server = start(ServerConfig {
-        kubelet_ready_after: Duration::from_millis(scenario.server.kubelet_ready_after_ms),
-        bookmark_interval: Duration::from_millis(scenario.server.bookmark_interval_ms),
-        node_count: scenario.server.nodes,
-        lease_renew_interval: Duration::from_millis(scenario.server.lease_renew_interval_ms),
-        ..ServerConfig::default()
-    })
-    .await?;
-    server.faults().requests().seed(options.seed);
-    let namespace = scenario.workload.namespace.as_str();
-    let w = &scenario.workload;
-    let plan = crate::scenario::timeline::plan(scenario, options.seed);
+/// Creates the workload's sets as the scenario describes them.
+fn seed_workload(
+    server: &ApiServer,
+    namespace: &str,
+    w: &crate::scenario::Workload,
+    plan: &Plan,
+) -> Result<(), StressError> {
     for i in 0..w.replicasets {
         let name = w.kind.name(i);
         let initial = plan.initial[i];
@@ -362,6 +351,117 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
         };
         server.create(w.kind.resource(), namespace, manifest)?;
     }
+    Ok(())
+}
+
+fn micros_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+}
+
+/// What a takeover disrupted: a Pod created or deleted, or a ControllerRevision written, by a
+/// manager, for a bystander at any time or for a workload set before `quiet_until` (server
+/// clock, microseconds).
+fn disruptions(
+    writes: &[crate::oracle::WriteRecord],
+    seeded: &crate::scenario::left_by_kcm::Seeded,
+    quiet_until: u64,
+) -> Vec<ReportedViolation> {
+    let owner_of = |name: &str| -> Option<(bool, String)> {
+        let of = |set: &String| {
+            name == set.as_str()
+                || name
+                    .strip_prefix(set.as_str())
+                    .is_some_and(|rest| rest.starts_with('-'))
+        };
+        if let Some(set) = seeded
+            .bystanders
+            .iter()
+            .filter(|s| of(s))
+            .max_by_key(|s| s.len())
+        {
+            return Some((true, set.clone()));
+        }
+        seeded
+            .workload
+            .iter()
+            .filter(|s| of(s))
+            .max_by_key(|s| s.len())
+            .map(|s| (false, s.clone()))
+    };
+    writes
+        .iter()
+        .filter(|w| {
+            w.user_agent
+                .as_deref()
+                .is_some_and(|ua| ua.starts_with("tidemark"))
+        })
+        .filter(|w| match w.resource {
+            Resource::Pods => matches!(w.verb, Verb::Create | Verb::Delete),
+            Resource::ControllerRevisions => true,
+            _ => false,
+        })
+        .filter_map(|w| {
+            let (bystander, set) = owner_of(&w.name)?;
+            (bystander || w.at_micros < quiet_until).then(|| ReportedViolation {
+                invariant: "takeover-no-disruption".into(),
+                object: format!("{}/{}", w.namespace, w.name),
+                revision: w.revision,
+                detail: format!(
+                    "{:?} of a {} {} by {} {}",
+                    w.verb,
+                    w.resource,
+                    if bystander {
+                        "of the untouched set"
+                    } else {
+                        "during the quiet window, of"
+                    },
+                    w.user_agent.as_deref().unwrap_or(""),
+                    set,
+                ),
+            })
+        })
+        .collect()
+}
+
+/// Runs a scenario to its verdict.
+pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
+    let scenario = &options.scenario;
+    let run_started = Instant::now();
+    std::fs::create_dir_all(&options.work_dir)?;
+    phases::stress(&options, phases::StressPhase::Starting);
+    let server = start(ServerConfig {
+        kubelet_ready_after: Duration::from_millis(scenario.server.kubelet_ready_after_ms),
+        bookmark_interval: Duration::from_millis(scenario.server.bookmark_interval_ms),
+        node_count: scenario.server.nodes,
+        lease_renew_interval: Duration::from_millis(scenario.server.lease_renew_interval_ms),
+        ..ServerConfig::default()
+    })
+    .await?;
+    server.faults().requests().seed(options.seed);
+    let namespace = scenario.workload.namespace.as_str();
+    let w = &scenario.workload;
+    let plan = crate::scenario::timeline::plan(scenario, options.seed);
+    let takeover = match &scenario.takeover {
+        Some(takeover) => {
+            let initial = plan.initial.first().copied().unwrap_or(1);
+            let seeded = crate::scenario::left_by_kcm::seed(
+                &server,
+                namespace,
+                takeover,
+                w.kind,
+                w.replicasets,
+                initial,
+            )
+            .await?;
+            Some((takeover.quiet_seconds, seeded))
+        }
+        None => {
+            seed_workload(&server, namespace, w, &plan)?;
+            None
+        }
+    };
     if let Some(label) = &w.node_label {
         crate::scenario::user::label_nodes(&server, label, &plan.node_order, usize::MAX)?;
     }
@@ -374,6 +474,7 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
         options.gate,
         &options.work_dir,
     );
+    let managers_started = micros_now();
     if let Err(e) = managers.start_all() {
         managers.stop_all().await;
         server.shutdown().await;
@@ -418,6 +519,13 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
                     ),
                 }),
         );
+    }
+    if let Some((quiet_seconds, seeded)) = &takeover {
+        violations.extend(disruptions(
+            &server.writes(),
+            seeded,
+            managers_started + (quiet_seconds * 1e6) as u64,
+        ));
     }
     let bound = Duration::from_secs_f64(scenario.invariants.convergence_bound_seconds.max(0.0));
     if convergence.is_none() {

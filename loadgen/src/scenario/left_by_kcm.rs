@@ -1,0 +1,332 @@
+//! A workload seeded as kube-controller-manager leaves it settled, for takeover scenarios:
+//! StatefulSets and DaemonSets with the ControllerRevisions KCM writes (named by a hash that is
+//! KCM's, not Tidemark's, recording the template with `$patch: replace` in Go's key order), Pods
+//! labelled with them, ReplicaSets with `pod-template-hash` Pods, and each set's status as KCM
+//! reports it once settled. A controller manager that takes over must find all of it current.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::apiserver::server::ApiServer;
+use crate::apiserver::status::ApiError;
+use crate::resource::Resource;
+use crate::scenario::WorkloadKind;
+use crate::workload::{daemonset_manifest, replicaset_manifest, statefulset_manifest};
+
+/// The `[takeover]` table of a scenario: sets seeded as KCM leaves them besides the workload's
+/// own (which are seeded the same way), and how long the user leaves everything alone.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Takeover {
+    /// StatefulSets of 3 (`kcm-sts-N`) that nothing changes.
+    #[serde(default)]
+    pub statefulsets: usize,
+    /// DaemonSets on every Node (`kcm-ds-N`) that nothing changes.
+    #[serde(default)]
+    pub daemonsets: usize,
+    /// ReplicaSets of 3 (`kcm-rs-N`) that nothing changes.
+    #[serde(default)]
+    pub replicasets: usize,
+    /// From the managers' start, no Pod or ControllerRevision of any set may be written for this
+    /// long (the workload's first event comes after it); the bystanders never.
+    pub quiet_seconds: f64,
+}
+
+/// The sets seeded: the workload's and the bystanders', by kind and name.
+#[derive(Debug, Clone, Default)]
+pub struct Seeded {
+    /// The workload's sets (changed by the scenario's events after the quiet window).
+    pub workload: Vec<String>,
+    /// Sets nothing changes.
+    pub bystanders: Vec<String>,
+}
+
+/// Five characters of KCM's safe alphabet drawn from `name`: stable, and never a Tidemark hash
+/// (those are ten hex digits).
+fn kcm_hash(name: &str) -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let mut h: u64 = 0x9e37_79b9_7f4a_7c15;
+    for b in name.bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    (0..9)
+        .map(|i| char::from(ALPHABET[((h >> (i * 7)) % ALPHABET.len() as u64) as usize]))
+        .collect()
+}
+
+/// The template as KCM's `getPatch` records it: `$patch: replace` first, then the template's
+/// fields as Go orders them (`metadata` with a null `creationTimestamp`, then `spec`).
+fn recorded(template: &Value) -> Value {
+    let mut metadata = serde_json::Map::new();
+    metadata.insert("creationTimestamp".into(), Value::Null);
+    if let Some(m) = template["metadata"].as_object() {
+        metadata.extend(m.clone());
+    }
+    let mut out = serde_json::Map::new();
+    out.insert("$patch".into(), json!("replace"));
+    out.insert("metadata".into(), Value::Object(metadata));
+    out.insert("spec".into(), template["spec"].clone());
+    Value::Object(out)
+}
+
+fn controller_ref(owner: &Value) -> Value {
+    json!([{
+        "apiVersion": owner["apiVersion"], "kind": owner["kind"], "name": owner["metadata"]["name"],
+        "uid": owner["metadata"]["uid"], "controller": true, "blockOwnerDeletion": true,
+    }])
+}
+
+fn revision(owner: &Value, name: &str, hash: &str) -> Value {
+    let mut labels = owner["spec"]["template"]["metadata"]["labels"].clone();
+    labels["controller-revision-hash"] = json!(hash);
+    json!({
+        "apiVersion": "apps/v1",
+        "kind": "ControllerRevision",
+        "metadata": {"name": name, "labels": labels, "ownerReferences": controller_ref(owner)},
+        "data": {"spec": {"template": recorded(&owner["spec"]["template"])}},
+        "revision": 1,
+    })
+}
+
+fn pod(owner: &Value, name: &str, extra_labels: Value) -> Value {
+    let template = &owner["spec"]["template"];
+    let mut labels = template["metadata"]["labels"].clone();
+    if let (Some(labels), Some(extra)) = (labels.as_object_mut(), extra_labels.as_object()) {
+        labels.extend(extra.clone());
+    }
+    json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": labels, "ownerReferences": controller_ref(owner)},
+        "spec": template["spec"],
+    })
+}
+
+fn is_ready(pod: &Value) -> bool {
+    pod["status"]["conditions"].as_array().is_some_and(|cs| {
+        cs.iter()
+            .any(|c| c["type"] == "Ready" && c["status"] == "True")
+    })
+}
+
+/// Waits until the Pods `names` are Ready (the kubelet runs them), up to 20 s.
+async fn ready(server: &ApiServer, namespace: &str, names: &[String]) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::time::Instant::now() < deadline {
+        if names.iter().all(|n| {
+            server
+                .get(Resource::Pods, namespace, n)
+                .is_some_and(|p| is_ready(&p))
+        }) {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// Seeds StatefulSets `names` of `replicas` (OrderedReady) as KCM leaves them: their revision,
+/// then ordinal by ordinal, each once its predecessor is Ready, then the settled status.
+async fn statefulsets(
+    server: &ApiServer,
+    namespace: &str,
+    names: &[String],
+    replicas: i32,
+) -> Result<(), ApiError> {
+    let mut sets = Vec::new();
+    for name in names {
+        let set = server.create(
+            Resource::StatefulSets,
+            namespace,
+            statefulset_manifest(namespace, name, replicas, false),
+        )?;
+        let revision_name = format!("{name}-{}", kcm_hash(name));
+        server.create(
+            Resource::ControllerRevisions,
+            namespace,
+            revision(&set, &revision_name, &kcm_hash(name)),
+        )?;
+        sets.push((set, revision_name));
+    }
+    for ordinal in 0..replicas.max(0) {
+        let mut created = Vec::new();
+        for (set, revision_name) in &sets {
+            let pod_name = format!(
+                "{}-{ordinal}",
+                set["metadata"]["name"].as_str().unwrap_or("")
+            );
+            let mut p = pod(
+                set,
+                &pod_name,
+                json!({
+                    "controller-revision-hash": revision_name,
+                    "statefulset.kubernetes.io/pod-name": pod_name,
+                    "apps.kubernetes.io/pod-index": ordinal.to_string(),
+                }),
+            );
+            p["spec"]["hostname"] = json!(pod_name);
+            p["spec"]["subdomain"] = set["spec"]["serviceName"].clone();
+            server.create(Resource::Pods, namespace, p)?;
+            created.push(pod_name);
+        }
+        ready(server, namespace, &created).await;
+    }
+    for (set, revision_name) in &sets {
+        let name = set["metadata"]["name"].as_str().unwrap_or("");
+        server.update_with(Resource::StatefulSets, namespace, name, |s| {
+            s["status"] = json!({
+                "replicas": replicas, "readyReplicas": replicas, "currentReplicas": replicas,
+                "updatedReplicas": replicas, "availableReplicas": replicas,
+                "observedGeneration": s["metadata"]["generation"], "collisionCount": 0,
+                "currentRevision": revision_name, "updateRevision": revision_name,
+            });
+        })?;
+    }
+    Ok(())
+}
+
+/// Seeds DaemonSets `names` as KCM leaves them: their revision, a Pod on every Node labelled
+/// with its hash and template generation, the settled status.
+async fn daemonsets(server: &ApiServer, namespace: &str, names: &[String]) -> Result<(), ApiError> {
+    let nodes: Vec<String> = server
+        .list(Resource::Nodes)
+        .iter()
+        .filter_map(|n| n["metadata"]["name"].as_str().map(str::to_string))
+        .collect();
+    let mut created = Vec::new();
+    for name in names {
+        let set = server.create(
+            Resource::DaemonSets,
+            namespace,
+            daemonset_manifest(namespace, name),
+        )?;
+        let hash = kcm_hash(name);
+        server.create(
+            Resource::ControllerRevisions,
+            namespace,
+            revision(&set, &format!("{name}-{hash}"), &hash),
+        )?;
+        for node in &nodes {
+            let pod_name = format!("{name}-{}", kcm_hash(&format!("{name}/{node}")));
+            let mut p = pod(
+                &set,
+                &pod_name,
+                json!({"controller-revision-hash": hash, "pod-template-generation": "1"}),
+            );
+            p["spec"]["nodeName"] = json!(node);
+            server.create(Resource::Pods, namespace, p)?;
+            created.push(pod_name);
+        }
+    }
+    ready(server, namespace, &created).await;
+    let n = nodes.len();
+    for name in names {
+        server.update_with(Resource::DaemonSets, namespace, name, |d| {
+            d["status"] = json!({
+                "desiredNumberScheduled": n, "currentNumberScheduled": n, "numberReady": n,
+                "numberAvailable": n, "numberUnavailable": 0, "updatedNumberScheduled": n,
+                "numberMisscheduled": 0, "observedGeneration": d["metadata"]["generation"],
+            });
+        })?;
+    }
+    Ok(())
+}
+
+/// Seeds ReplicaSets `names` of `replicas` as a Deployment's, under KCM: Pods labelled with the
+/// template's `pod-template-hash`, the settled status.
+async fn replicasets(
+    server: &ApiServer,
+    namespace: &str,
+    names: &[String],
+    replicas: i32,
+) -> Result<(), ApiError> {
+    let mut created = Vec::new();
+    for name in names {
+        let set = server.create(
+            Resource::ReplicaSets,
+            namespace,
+            replicaset_manifest(namespace, name, replicas),
+        )?;
+        let hash = kcm_hash(name);
+        for i in 0..replicas.max(0) {
+            let pod_name = format!("{name}-{}", kcm_hash(&format!("{name}/{i}")));
+            server.create(
+                Resource::Pods,
+                namespace,
+                pod(&set, &pod_name, json!({"pod-template-hash": hash})),
+            )?;
+            created.push(pod_name);
+        }
+    }
+    ready(server, namespace, &created).await;
+    for name in names {
+        server.update_with(Resource::ReplicaSets, namespace, name, |r| {
+            r["status"] = json!({
+                "replicas": replicas, "fullyLabeledReplicas": replicas, "readyReplicas": replicas,
+                "availableReplicas": replicas, "observedGeneration": r["metadata"]["generation"],
+            });
+        })?;
+    }
+    Ok(())
+}
+
+/// Seeds the workload's sets (`kind`, `count` of `replicas`) and the bystanders of `takeover`,
+/// all as KCM leaves them.
+pub async fn seed(
+    server: &ApiServer,
+    namespace: &str,
+    takeover: &Takeover,
+    kind: WorkloadKind,
+    count: usize,
+    replicas: i32,
+) -> Result<Seeded, ApiError> {
+    let names = |prefix: &str, n: usize| -> Vec<String> {
+        (0..n).map(|i| format!("{prefix}-{i}")).collect()
+    };
+    let workload: Vec<String> = (0..count).map(|i| kind.name(i)).collect();
+    let (sts, ds, rs) = (
+        names("kcm-sts", takeover.statefulsets),
+        names("kcm-ds", takeover.daemonsets),
+        names("kcm-rs", takeover.replicasets),
+    );
+    match kind {
+        WorkloadKind::Statefulset => statefulsets(server, namespace, &workload, replicas).await?,
+        WorkloadKind::Daemonset => daemonsets(server, namespace, &workload).await?,
+        WorkloadKind::Replicaset => replicasets(server, namespace, &workload, replicas).await?,
+        WorkloadKind::Job => {
+            return Err(ApiError::bad_request(
+                "a takeover workload is StatefulSets, DaemonSets or ReplicaSets",
+            ));
+        }
+    }
+    statefulsets(server, namespace, &sts, 3).await?;
+    daemonsets(server, namespace, &ds).await?;
+    replicasets(server, namespace, &rs, 3).await?;
+    Ok(Seeded {
+        workload,
+        bystanders: [sts, ds, rs].concat(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kcm_hashes_are_stable_and_never_look_like_tidemark_s() {
+        assert_eq!(kcm_hash("db"), kcm_hash("db"));
+        assert_ne!(kcm_hash("db"), kcm_hash("web"));
+        assert!(
+            kcm_hash("db").chars().any(|c| !c.is_ascii_hexdigit()) || kcm_hash("db").len() != 10
+        );
+    }
+
+    #[test]
+    fn the_recorded_template_carries_the_replace_directive_and_a_null_creation_timestamp() {
+        let t = json!({"metadata": {"labels": {"app": "db"}}, "spec": {"containers": []}});
+        let r = recorded(&t);
+        assert_eq!(r["$patch"], "replace");
+        assert!(r["metadata"]["creationTimestamp"].is_null());
+        assert_eq!(r["metadata"]["labels"]["app"], "db");
+        assert_eq!(r["spec"], t["spec"]);
+    }
+}
