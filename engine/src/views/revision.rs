@@ -42,18 +42,32 @@ impl Revision {
     /// Go's field order.
     pub fn records(&self, template: &Value) -> bool {
         match (self.template(), template) {
-            (Some(Value::Object(recorded)), Value::Object(wanted)) => {
-                let fields = |m: &'_ serde_json::Map<String, Value>| {
-                    m.iter().filter(|(k, _)| *k != PATCH_DIRECTIVE).count()
-                };
-                fields(recorded) == fields(wanted)
-                    && wanted
-                        .iter()
-                        .filter(|(k, _)| *k != PATCH_DIRECTIVE)
-                        .all(|(k, v)| recorded.get(k) == Some(v))
-            }
+            (Some(recorded @ Value::Object(_)), Value::Object(_)) => same(recorded, template),
             _ => false,
         }
+    }
+}
+
+/// Equal as a typed decoder reads them: a member whose value is `null` is absent (Go writes a
+/// zero `creationTimestamp` as `null`, other encoders leave it out), and the `$patch`
+/// directive is not part of the template.
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(a), Value::Object(b)) => {
+            let present = |m: &'_ serde_json::Map<String, Value>| {
+                m.iter()
+                    .filter(|(k, v)| !v.is_null() && *k != PATCH_DIRECTIVE)
+                    .count()
+            };
+            present(a) == present(b)
+                && a.iter()
+                    .filter(|(k, v)| !v.is_null() && *k != PATCH_DIRECTIVE)
+                    .all(|(k, v)| b.get(k).is_some_and(|w| same(v, w)))
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same(x, y))
+        }
+        _ => a == b,
     }
 }
 
@@ -76,6 +90,18 @@ mod tests {
         }}}));
         assert!(written_by_kcm.records(&template));
         assert_eq!(written_by_kcm.revision, 3);
+    }
+
+    #[test]
+    fn a_null_member_is_an_absent_one_at_any_depth() {
+        let template =
+            json!({"metadata": {"labels": {"app": "db"}}, "spec": {"containers": [{"name": "c"}]}});
+        let go = revision(json!({"spec": {"template": {
+            "$patch": "replace",
+            "metadata": {"creationTimestamp": null, "labels": {"app": "db"}},
+            "spec": {"containers": [{"name": "c", "resources": null}]},
+        }}}));
+        assert!(go.records(&template));
     }
 
     #[test]
