@@ -1,7 +1,9 @@
 //! DaemonSet: one Pod per eligible Node (node selector, node affinity by name, tolerated taints),
 //! placed with `spec.nodeName`; surplus Pods on a Node and Pods on Nodes that no longer want them
 //! are deleted; a template change rolls out by deleting old-revision Pods, at most
-//! `maxUnavailable` Nodes without a ready Pod at a time. Nodes reach every shard (they are
+//! `maxUnavailable` Nodes without a ready Pod at a time, or with `maxSurge` by starting the
+//! updated Pod beside the old one on at most that many Nodes at a time, the old one deleted once
+//! the new one is ready. Nodes reach every shard (they are
 //! broadcast); each DaemonSet is reconciled in its own shard.
 
 use crate::action::{Action, Plan};
@@ -206,30 +208,69 @@ impl Reconciler for DaemonSetController {
             .filter(|n| n.malformed.is_none() && !n.terminating && ds.wants(n))
             .map(|n| n.key.name())
             .collect();
+        let budgets = ds.rollout_budgets(eligible.len());
+        let surge = !ds.on_delete && budgets.max_surge > 0;
         let mut creates = Vec::new();
         let mut deletes: Vec<Action> = unplaced.iter().map(|p| delete(p)).collect();
         let mut outdated: Vec<&PodView> = Vec::new();
         let mut unavailable = 0usize;
+        let mut surging = 0usize;
+        let mut surge_candidates: Vec<&str> = Vec::new();
         if !ds.terminating {
             for node in &eligible {
-                match by_node.get(node).map(Vec::as_slice) {
-                    None | Some([]) => {
-                        creates.push(pod_for(ds, node, &revision)?);
-                        unavailable += 1;
-                    }
-                    Some(pods) => {
-                        let mut pods = pods.to_vec();
-                        pods.sort_by_key(|p| (p.created, p.key.name().to_string()));
-                        if let Some((kept, surplus)) = pods.split_first() {
-                            deletes.extend(surplus.iter().map(|p| delete(p)));
-                            if !kept.ready {
-                                unavailable += 1;
-                            } else if !is_updated(kept, &revision, generation) {
-                                outdated.push(kept);
-                            }
+                let Some(pods) = by_node.get(node).filter(|pods| !pods.is_empty()) else {
+                    creates.push(pod_for(ds, node, &revision)?);
+                    unavailable += 1;
+                    continue;
+                };
+                let mut pods = pods.to_vec();
+                pods.sort_by_key(|p| (p.created, p.key.name().to_string()));
+                if !surge {
+                    if let Some((kept, surplus)) = pods.split_first() {
+                        deletes.extend(surplus.iter().map(|p| delete(p)));
+                        if !kept.ready {
+                            unavailable += 1;
+                        } else if !is_updated(kept, &revision, generation) {
+                            outdated.push(kept);
                         }
                     }
+                    continue;
                 }
+                // Surge (upstream's podsShouldBeOnNode and rollingUpdate with maxSurge): the
+                // oldest updated and the oldest old Pod may run side by side; the old one goes
+                // once the updated one is ready, or at once if it is not ready itself.
+                let new = pods
+                    .iter()
+                    .copied()
+                    .find(|p| is_updated(p, &revision, generation));
+                let old = pods
+                    .iter()
+                    .copied()
+                    .find(|p| !is_updated(p, &revision, generation));
+                let kept = |p: &&PodView| {
+                    new.is_some_and(|n| n.uid == p.uid) || old.is_some_and(|o| o.uid == p.uid)
+                };
+                deletes.extend(pods.iter().filter(|p| !kept(p)).map(|p| delete(p)));
+                match (new, old) {
+                    (Some(new), Some(old)) => {
+                        surging += 1;
+                        if !old.ready || new.ready {
+                            deletes.push(delete(old));
+                        }
+                    }
+                    (None, Some(old)) if old.ready => surge_candidates.push(node),
+                    (None, Some(_)) => creates.push(pod_for(ds, node, &revision)?),
+                    (Some(new), None) if !new.ready => unavailable += 1,
+                    _ => {}
+                }
+            }
+        }
+        if surge {
+            // Upstream takes them in map order; by name, so a replay decides alike.
+            surge_candidates.sort_unstable();
+            let room = budgets.max_surge.saturating_sub(surging);
+            for node in surge_candidates.iter().take(room) {
+                creates.push(pod_for(ds, node, &revision)?);
             }
         }
         let mut rests_on = Vec::new();
@@ -245,10 +286,8 @@ impl Reconciler for DaemonSetController {
                 }
             }
         }
-        if !ds.on_delete {
-            let budget = ds
-                .max_unavailable(eligible.len())
-                .saturating_sub(unavailable);
+        if !ds.on_delete && !surge {
+            let budget = budgets.max_unavailable.saturating_sub(unavailable);
             deletes.extend(outdated.iter().take(budget).map(|p| delete(p)));
         }
         let mut plan = Plan {

@@ -82,6 +82,16 @@ pub struct NodeSelectorTerm {
     pub match_fields: Vec<NodeRequirement>,
 }
 
+/// A rolling update's budgets against the eligible Nodes (see
+/// [`DaemonSetView::rollout_budgets`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RolloutBudgets {
+    /// Nodes that may be without an available Pod.
+    pub max_unavailable: usize,
+    /// Nodes that may run an updated Pod beside the old one; 0: no surge.
+    pub max_surge: usize,
+}
+
 /// The DaemonSet status the controller writes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DaemonSetStatus {
@@ -130,6 +140,8 @@ pub struct DaemonSetView {
     pub on_delete: bool,
     /// spec.updateStrategy.rollingUpdate.maxUnavailable (default 1).
     pub max_unavailable: IntOrPercent,
+    /// spec.updateStrategy.rollingUpdate.maxSurge (0 when absent).
+    pub max_surge: IntOrPercent,
     /// The current status.
     pub status: DaemonSetStatus,
     /// Why the controller must not act on it, if a field it reads is unusable.
@@ -228,9 +240,10 @@ impl DaemonSetView {
             .get(&mut c, "rollingUpdate.maxUnavailable")
             .int_or_percent(&mut c)
             .unwrap_or(IntOrPercent::Int(1));
-        strategy
+        let max_surge = strategy
             .get(&mut c, "rollingUpdate.maxSurge")
-            .int_or_percent(&mut c);
+            .int_or_percent(&mut c)
+            .unwrap_or(IntOrPercent::Int(0));
         spec.get(&mut c, "minReadySeconds").int32(&mut c, 0);
         let status = root.get(&mut c, "status");
         let mut count = |name: &str| status.get(&mut c, name).int32(&mut c, 0).unwrap_or(0);
@@ -260,6 +273,7 @@ impl DaemonSetView {
             tolerations,
             on_delete,
             max_unavailable,
+            max_surge,
             status,
             malformed: c.finish(),
             raw: Arc::new(value),
@@ -267,9 +281,20 @@ impl DaemonSetView {
     }
 
     /// How many eligible Nodes may be without a ready Pod during a rollout, against `nodes`
-    /// eligible Nodes (a percentage rounded up; at least 1).
-    pub fn max_unavailable(&self, nodes: usize) -> usize {
-        self.max_unavailable.scaled(nodes).max(1)
+    /// eligible Nodes (a percentage rounded up), and how many may run a second, updated Pod
+    /// beside the old one: upstream's `updatedDesiredNodeCounts`, which takes one unavailable
+    /// Node when both come to 0.
+    pub fn rollout_budgets(&self, nodes: usize) -> RolloutBudgets {
+        let max_unavailable = self.max_unavailable.scaled(nodes);
+        let max_surge = self.max_surge.scaled(nodes);
+        RolloutBudgets {
+            max_unavailable: if max_unavailable == 0 && max_surge == 0 {
+                1
+            } else {
+                max_unavailable
+            },
+            max_surge,
+        }
     }
 
     /// Whether `node` runs this DaemonSet's Pod: the node selector matches, a term of the

@@ -51,7 +51,14 @@ fn selectors_affinity_and_taints_decide_which_nodes_run_the_pod() {
     );
     assert!(!pinned.wants(&node("n1", json!({}), json!([]))));
     assert!(pinned.wants(&node("n2", json!({}), json!([]))));
-    assert_eq!(plain.max_unavailable(10), 3, "25% of 10 rounded up");
+    assert_eq!(
+        plain.rollout_budgets(10),
+        RolloutBudgets {
+            max_unavailable: 3,
+            max_surge: 0
+        },
+        "25% of 10 rounded up"
+    );
 }
 
 #[test]

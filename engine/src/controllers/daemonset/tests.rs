@@ -297,3 +297,86 @@ fn a_pod_at_the_set_s_template_generation_is_current_whatever_its_hash() {
         .expect("a Pod for n2");
     assert_eq!(body["metadata"]["labels"][TEMPLATE_GENERATION_LABEL], "2");
 }
+
+/// A DaemonSet that surges one Node at a time and never has one unavailable.
+fn surging() -> DaemonSetView {
+    let mut value = (*ds(json!({})).raw).clone();
+    value["spec"]["updateStrategy"] =
+        json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}});
+    DaemonSetView::from_value(value).expect("ds")
+}
+
+fn three_nodes() -> Vec<NodeView> {
+    (0..3).map(|i| node(&format!("n{i}"), json!({}))).collect()
+}
+
+fn not_ready(mut p: PodView) -> PodView {
+    p.ready = false;
+    p
+}
+
+#[test]
+fn with_max_surge_an_updated_pod_starts_beside_the_old_one_on_one_node_at_a_time() {
+    let d = surging();
+    let current = template_hash(d.raw.get("spec").and_then(|s| s.get("template")));
+    let old: Vec<PodView> = (0..3)
+        .map(|i| pod(&format!("old{i}"), &format!("n{i}"), i, "old"))
+        .collect();
+    let p = plan(&d, three_nodes(), old.clone());
+    assert_eq!(created_on(&p), vec!["n0"]);
+    assert!(
+        deleted(&p).is_empty(),
+        "nothing goes before its replacement: {p:?}"
+    );
+
+    let mut starting = old.clone();
+    starting.push(not_ready(pod("new0", "n0", 9, &current)));
+    let p = plan(&d, three_nodes(), starting);
+    assert!(created_on(&p).is_empty() && deleted(&p).is_empty(), "{p:?}");
+
+    let mut ready = old;
+    ready.push(pod("new0", "n0", 9, &current));
+    let p = plan(&d, three_nodes(), ready);
+    assert_eq!(
+        deleted(&p),
+        vec!["old0"],
+        "the old Pod goes once the new one is ready"
+    );
+    assert!(
+        created_on(&p).is_empty(),
+        "n0 still counts against the surge"
+    );
+}
+
+#[test]
+fn with_max_surge_a_second_updated_pod_goes_and_an_unready_old_pod_is_replaced_at_once() {
+    let d = surging();
+    let current = template_hash(d.raw.get("spec").and_then(|s| s.get("template")));
+    let pods = vec![
+        pod("new0", "n0", 1, &current),
+        pod("new0b", "n0", 2, &current),
+        not_ready(pod("old1", "n1", 1, "old")),
+        pod("old2", "n2", 1, "old"),
+    ];
+    let p = plan(&d, three_nodes(), pods);
+    assert_eq!(deleted(&p), vec!["new0b"]);
+    let mut on = created_on(&p);
+    on.sort();
+    assert_eq!(
+        on,
+        vec!["n1", "n2"],
+        "n1 out of budget (its old Pod is not ready), n2 in it"
+    );
+}
+
+#[test]
+fn without_surge_or_unavailability_one_node_may_be_unavailable_as_upstream_defaults() {
+    let mut value = (*ds(json!({})).raw).clone();
+    value["spec"]["updateStrategy"] =
+        json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 0}});
+    let d = DaemonSetView::from_value(value).expect("ds");
+    let old: Vec<PodView> = (0..3)
+        .map(|i| pod(&format!("old{i}"), &format!("n{i}"), i, "old"))
+        .collect();
+    assert_eq!(deleted(&plan(&d, three_nodes(), old)).len(), 1);
+}
