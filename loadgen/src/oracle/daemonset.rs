@@ -3,13 +3,15 @@
 //! there, on a Node that exists and matches the DaemonSet's `nodeSelector` (judged at the
 //! request's arrival), unless it is made from an older template and a rolling update may replace
 //! it: fewer than `maxUnavailable` needed Nodes are without a live Pod, deletes in flight
-//! counted. The second check is skipped for DaemonSets with a node affinity.
+//! counted. With `maxSurge`, an updated Pod may run beside an older one on at most that many
+//! Nodes at once, and beside an older one that is not Ready on any (upstream replaces those at
+//! once). The second check is skipped for DaemonSets with a node affinity.
 
 use crate::oracle::in_flight::{Decision, InFlight};
 use crate::oracle::template_mark::{TemplateMark, mark_of};
 use crate::oracle::{Verb, Violation, ViolationKind, pod_is_live};
 use serde_json::Value;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 type Labels = BTreeMap<String, String>;
 
@@ -23,20 +25,57 @@ struct DsInfo {
     mark: TemplateMark,
     /// `maxUnavailable` of a rolling update; `None` for `OnDelete`.
     max_unavailable: Option<Value>,
+    /// `maxSurge` of a rolling update (absent: no surge).
+    max_surge: Value,
 }
 
-/// `maxUnavailable` as a count of `needed` Nodes: a number, or a percentage rounded up (as
-/// upstream scales it for DaemonSets); at least one, as upstream's rolling update needs.
-fn scaled(max_unavailable: &Value, needed: usize) -> usize {
-    let count = match max_unavailable {
-        Value::Number(n) => n.as_u64().map_or(1, |n| n as usize),
+/// `maxUnavailable` or `maxSurge` as a count of `needed` Nodes: a number, or a percentage
+/// rounded up (as upstream scales them for DaemonSets); `absent` when unset or unreadable.
+fn scaled(value: &Value, needed: usize, absent: usize) -> usize {
+    match value {
+        Value::Number(n) => n.as_u64().map_or(absent, |n| n as usize),
         Value::String(p) => p
             .strip_suffix('%')
             .and_then(|p| p.parse::<usize>().ok())
-            .map_or(1, |p| (p * needed).div_ceil(100)),
-        _ => 1,
-    };
-    count.max(1)
+            .map_or(absent, |p| (p * needed).div_ceil(100)),
+        _ => absent,
+    }
+}
+
+impl DsInfo {
+    /// Nodes that may be without a Pod, and Nodes that may run two, during a rolling update of
+    /// `needed` Nodes (upstream's `updatedDesiredNodeCounts`: one unavailable when both are 0).
+    fn budgets(&self, needed: usize) -> (usize, usize) {
+        let surge = scaled(&self.max_surge, needed, 0);
+        let unavailable = self
+            .max_unavailable
+            .as_ref()
+            .map_or(0, |m| scaled(m, needed, 1));
+        match (unavailable, surge) {
+            (0, 0) => (1, 0),
+            budgets => budgets,
+        }
+    }
+}
+
+/// A live Pod on a Node: its template, and since when it has been Ready.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Placed {
+    mark: TemplateMark,
+    ready_since: Option<std::time::Instant>,
+}
+
+/// How long after an old Pod turned Ready a surge may still take it for not ready. The surge
+/// budget bounds capacity, not safety: a controller whose cache shows the readiness a watch
+/// delay late replaces the Pod at once, as upstream does, and that is not counted while the
+/// delay is within the lag a cache may have unnoticed (the engine's lag threshold).
+const READINESS_ALLOWANCE: std::time::Duration = std::time::Duration::from_secs(2);
+
+fn is_ready(pod: &Value) -> bool {
+    pod["status"]["conditions"].as_array().is_some_and(|cs| {
+        cs.iter()
+            .any(|c| c["type"] == "Ready" && c["status"] == "True")
+    })
 }
 
 /// What the checker knows about DaemonSets, their live Pods and the Nodes.
@@ -44,7 +83,7 @@ fn scaled(max_unavailable: &Value, needed: usize) -> usize {
 pub struct DaemonSetOracle {
     sets: HashMap<String, DsInfo>,
     /// (DaemonSet uid, node) -> live Pod uids.
-    placed: HashMap<(String, String), HashSet<String>>,
+    placed: HashMap<(String, String), HashMap<String, Placed>>,
     /// Existing Nodes and their labels.
     nodes: HashMap<String, Labels>,
 }
@@ -96,6 +135,8 @@ impl DaemonSetOracle {
                                     .clone(),
                             ),
                         },
+                        max_surge: ds["spec"]["updateStrategy"]["rollingUpdate"]["maxSurge"]
+                            .clone(),
                     },
                 );
             }
@@ -135,9 +176,9 @@ impl DaemonSetOracle {
         let (ds_uid, node) = placement(pod)?;
         let set = self.sets.get(ds_uid)?;
         let here = self.placed.get(&(ds_uid.to_string(), node.to_string()))?;
-        let only = here.len() == 1 && here.contains(meta(pod, "uid"));
+        let only = here.len() == 1 && here.contains_key(meta(pod, "uid"));
         let replaceable = match &set.max_unavailable {
-            Some(max_unavailable) if mark_of(pod) != set.mark => {
+            Some(_) if mark_of(pod) != set.mark => {
                 let needed: Vec<&String> =
                     self.nodes.keys().filter(|n| self.needs(set, n)).collect();
                 let without = needed
@@ -145,11 +186,11 @@ impl DaemonSetOracle {
                     .filter(|n| {
                         self.placed
                             .get(&(ds_uid.to_string(), n.to_string()))
-                            .is_none_or(HashSet::is_empty)
+                            .is_none_or(HashMap::is_empty)
                     })
                     .count();
                 let deleting = usize::try_from(-in_flight.net_creates(ds_uid).min(0)).unwrap_or(0);
-                without + deleting < scaled(max_unavailable, needed.len())
+                without + deleting < set.budgets(needed.len()).0
             }
             _ => false,
         };
@@ -183,25 +224,68 @@ impl DaemonSetOracle {
             .entry((ds_uid.to_string(), node.to_string()))
             .or_default();
         let is = new.is_some_and(pod_is_live);
-        let found = set
-            .filter(|_| verb == Verb::Create && is && !here.is_empty())
-            .map(|set| Violation {
+        let mark = mark_of(obj);
+        let second = verb == Verb::Create && is && !here.is_empty();
+        // A surge may run an updated Pod beside Pods of older templates, on at most maxSurge
+        // Nodes at once; anything else is a second Pod on the Node.
+        let surged = second
+            && set.is_some_and(|set| set.mark == mark)
+            && here.values().all(|p| p.mark != mark);
+        // Upstream replaces an old Pod that is not ready at once, outside the surge budget.
+        let now = crate::clock::monotonic_now();
+        let replaces_unready = surged
+            && here.values().any(|p| {
+                p.ready_since
+                    .is_none_or(|since| now.duration_since(since) < READINESS_ALLOWANCE)
+            });
+        if is {
+            let ready_since = match (new.is_some_and(is_ready), here.get(&pod_uid)) {
+                (false, _) => None,
+                (
+                    true,
+                    Some(Placed {
+                        ready_since: Some(since),
+                        ..
+                    }),
+                ) => Some(*since),
+                (true, _) => Some(now),
+            };
+            here.insert(pod_uid, Placed { mark, ready_since });
+        } else {
+            here.remove(&pod_uid);
+        }
+        let found = set.filter(|_| second).and_then(|set| {
+            let live = self
+                .placed
+                .get(&(ds_uid.to_string(), node.to_string()))
+                .map_or(0, HashMap::len);
+            if replaces_unready {
+                return None;
+            }
+            if surged {
+                let needed = self.nodes.keys().filter(|n| self.needs(set, n)).count();
+                let doubled = self
+                    .placed
+                    .iter()
+                    .filter(|((uid, _), pods)| uid == ds_uid && pods.len() > 1)
+                    .count();
+                if doubled <= set.budgets(needed).1 {
+                    return None;
+                }
+            }
+            Some(Violation {
                 kind: ViolationKind::DaemonSetTwoPodsOnANode,
                 revision: 0,
                 namespace: set.namespace.clone(),
                 replicaset: set.name.clone(),
-                live: here.len() as i64,
+                live: live as i64,
                 in_flight: 0,
                 desired: 1,
                 pod: format!("{} on {node}", meta(obj, "name")),
                 user_agent: None,
                 at_arrival: false,
-            });
-        if is {
-            here.insert(pod_uid);
-        } else {
-            here.remove(&pod_uid);
-        }
+            })
+        });
         found
     }
 }
@@ -280,9 +364,11 @@ mod tests {
         assert_eq!(judged(&o, "a"), None, "the Node no longer matches");
     }
 
+    /// A Ready Pod of the older template.
     fn old_pod(name: &str, node: &str) -> Value {
         let mut p = pod(name, node);
         p["spec"]["containers"] = json!([{"name": "a", "image": "agent:old"}]);
+        p["status"] = json!({"conditions": [{"type": "Ready", "status": "True"}]});
         p
     }
 
@@ -362,6 +448,56 @@ mod tests {
         assert_eq!(
             judged(&current, "a"),
             Some(ViolationKind::DaemonSetNeededPodDeleted)
+        );
+    }
+
+    fn new_pod(name: &str, node: &str) -> Value {
+        let mut p = pod(name, node);
+        p["spec"]["containers"] = json!([{"name": "a", "image": "agent:new"}]);
+        p
+    }
+
+    #[test]
+    fn a_surge_may_double_up_as_many_nodes_as_max_surge_and_only_with_an_updated_pod() {
+        // The old Pods turned Ready well before the surge (see READINESS_ALLOWANCE).
+        let start = std::time::Instant::now();
+        crate::clock::set_monotonic_clock(Some(start));
+        let mut o = rolling(
+            json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}),
+        );
+        let create = |o: &mut DaemonSetOracle, p: Value| {
+            crate::clock::set_monotonic_clock(Some(start + std::time::Duration::from_secs(3)));
+            o.record_pod(Verb::Create, None, Some(&p)).map(|v| v.kind)
+        };
+        assert_eq!(
+            create(&mut o, new_pod("new-n1", "n1")),
+            None,
+            "one Node surges"
+        );
+        assert_eq!(
+            create(&mut o, new_pod("new-n2", "n2")),
+            Some(ViolationKind::DaemonSetTwoPodsOnANode),
+            "a second Node is beyond maxSurge"
+        );
+        assert_eq!(
+            create(&mut o, new_pod("new-n1b", "n1")),
+            Some(ViolationKind::DaemonSetTwoPodsOnANode),
+            "two updated Pods on one Node"
+        );
+        crate::clock::set_monotonic_clock(Some(start));
+        let mut plain = rolling(json!({"type": "RollingUpdate"}));
+        assert_eq!(
+            create(&mut plain, new_pod("new-n1", "n1")),
+            Some(ViolationKind::DaemonSetTwoPodsOnANode),
+            "no surge without maxSurge"
+        );
+        let zero = rolling(
+            json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}),
+        );
+        assert_eq!(
+            judged_old(&zero, "p-n1", "n1", &InFlight::default()),
+            Some(ViolationKind::DaemonSetNeededPodDeleted),
+            "maxUnavailable 0: an old Pod goes only beside its replacement"
         );
     }
 }

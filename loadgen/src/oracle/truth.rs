@@ -17,7 +17,7 @@ pub fn truth(server: &ApiServer, kind: WorkloadKind) -> Vec<ReplicaSetTruth> {
 }
 
 /// A DaemonSet seen as a set: converged when every Node runs exactly one of its live Pods, none
-/// runs elsewhere, and its status says so for its generation.
+/// runs elsewhere, every one is of its template now, and its status says so for its generation.
 fn daemonset_truth(server: &ApiServer) -> Vec<ReplicaSetTruth> {
     let all_nodes = server.list(Resource::Nodes);
     let pods = server.list(Resource::Pods);
@@ -38,14 +38,22 @@ fn daemonset_truth(server: &ApiServer) -> Vec<ReplicaSetTruth> {
                 .filter_map(|n| n["metadata"]["name"].as_str().map(str::to_string))
                 .collect();
             let uid = ds["metadata"]["uid"].as_str().unwrap_or("");
-            let placed: Vec<&str> = pods
+            let live: Vec<&serde_json::Value> = pods
                 .iter()
                 .filter(|p| {
                     p["metadata"]["deletionTimestamp"].is_null()
                         && p["metadata"]["ownerReferences"][0]["uid"] == uid
                 })
+                .collect();
+            let placed: Vec<&str> = live
+                .iter()
                 .filter_map(|p| p["spec"]["nodeName"].as_str())
                 .collect();
+            let current = crate::oracle::template_mark::mark_of(&ds["spec"]["template"]);
+            let outdated = live
+                .iter()
+                .filter(|p| crate::oracle::template_mark::mark_of(p) != current)
+                .count();
             let exact = placed.len() == nodes.len()
                 && nodes
                     .iter()
@@ -65,7 +73,7 @@ fn daemonset_truth(server: &ApiServer) -> Vec<ReplicaSetTruth> {
                     .unwrap_or(-1),
                 status_ready_replicas: ds["status"]["numberReady"].as_i64().unwrap_or(-1),
                 observed_generation: ds["status"]["observedGeneration"].as_i64().unwrap_or(0),
-                outdated_pods: 0,
+                outdated_pods: outdated as i64,
                 revisions_settled: true,
             }
         })

@@ -119,9 +119,13 @@ impl<'a> User<'a> {
     }
 
     fn set(&self, name: &str) -> Option<(Resource, Value)> {
-        [Resource::ReplicaSets, Resource::StatefulSets]
-            .into_iter()
-            .find_map(|r| Some((r, self.server.get(r, self.namespace, name)?)))
+        [
+            Resource::ReplicaSets,
+            Resource::StatefulSets,
+            Resource::DaemonSets,
+        ]
+        .into_iter()
+        .find_map(|r| Some((r, self.server.get(r, self.namespace, name)?)))
     }
 
     /// Up to `count` live Pods controlled by the set `uid`, picked by the seeded source.

@@ -82,6 +82,10 @@ pub struct Workload {
     /// of the server's Nodes carry the label (the seed picks which) instead of adding Nodes.
     #[serde(default)]
     pub node_label: Option<String>,
+    /// DaemonSets only: roll out with `maxSurge` this many Nodes and `maxUnavailable` 0 (else
+    /// the default, one Node unavailable at a time).
+    #[serde(default)]
+    pub max_surge: Option<u32>,
     /// Each ReplicaSet's target is the step's plus a seeded offset in `-jitter..=jitter` (never
     /// below 0).
     #[serde(default)]

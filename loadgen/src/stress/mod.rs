@@ -339,7 +339,12 @@ fn seed_workload(
                 statefulset_manifest(namespace, &name, initial, w.parallel)
             }
             WorkloadKind::Daemonset => {
-                daemonset_manifest_on(namespace, &name, w.node_label.as_deref())
+                let mut ds = daemonset_manifest_on(namespace, &name, w.node_label.as_deref());
+                if let Some(surge) = w.max_surge {
+                    ds["spec"]["updateStrategy"] = serde_json::json!({"type": "RollingUpdate",
+                        "rollingUpdate": {"maxSurge": surge, "maxUnavailable": 0}});
+                }
+                ds
             }
             WorkloadKind::Job => job_manifest(
                 namespace,
