@@ -254,7 +254,7 @@ impl DaemonSetOracle {
         } else {
             here.remove(&pod_uid);
         }
-        let found = set.filter(|_| second).and_then(|set| {
+        set.filter(|_| second).and_then(|set| {
             let live = self
                 .placed
                 .get(&(ds_uid.to_string(), node.to_string()))
@@ -285,8 +285,7 @@ impl DaemonSetOracle {
                 user_agent: None,
                 at_arrival: false,
             })
-        });
-        found
+        })
     }
 }
 
