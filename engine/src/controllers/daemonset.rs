@@ -180,7 +180,7 @@ impl Reconciler for DaemonSetController {
                 template_labels: &ds.template.labels,
             },
         )?;
-        let revision = update.hash;
+        let revision = update.hash.clone();
         let generation = template_generation(ds);
         let mut by_node: BTreeMap<&str, Vec<&PodView>> = BTreeMap::new();
         let mut unplaced: Vec<&PodView> = Vec::new();
@@ -296,7 +296,7 @@ impl Reconciler for DaemonSetController {
         };
         // The revision is written before any Pod that names it, as upstream's history comes
         // before its Pods.
-        if let Some(create) = update.create {
+        if let Some(create) = update.create.clone() {
             plan.steps.push(vec![create]);
         }
         plan.push_slow_start(creates);
@@ -332,6 +332,22 @@ impl Reconciler for DaemonSetController {
                 key: ds.key.clone(),
                 body: with_status(ds, &status)?,
             }]);
+        }
+        let pod_hashes = |hash: &str| {
+            by_node
+                .values()
+                .flatten()
+                .any(|p| p.labels.get(REVISION_LABEL) == Some(hash))
+        };
+        let cleaned = history::clean_up_daemonset_history(
+            &ds.key,
+            &history::owned(cache, &ds.uid),
+            &update.name,
+            pod_hashes,
+            ds.revision_history_limit,
+        );
+        if !cleaned.is_empty() {
+            plan.steps.push(cleaned);
         }
         Ok(plan)
     }

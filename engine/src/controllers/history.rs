@@ -174,3 +174,49 @@ fn revision_object(
         body: to_body(owner.controller, owner.key, &body)?,
     })
 }
+
+fn delete(revision: &OwnedRevision<'_>) -> Action {
+    Action::Delete {
+        resource: Resource::ControllerRevisions,
+        key: revision.object.key.clone(),
+        uid: revision.object.uid.clone(),
+    }
+}
+
+/// The revisions a StatefulSet no longer keeps (upstream's `truncateHistory`): of those no
+/// live revision names (`live`: the current and update revisions and every Pod's), the oldest
+/// beyond `limit`.
+pub fn truncate_statefulset_history(
+    revisions: &[OwnedRevision<'_>],
+    live: impl Fn(&str) -> bool,
+    limit: usize,
+) -> Vec<Action> {
+    let history: Vec<&OwnedRevision<'_>> = revisions
+        .iter()
+        .filter(|r| !live(r.object.key.name()))
+        .collect();
+    let surplus = history.len().saturating_sub(limit);
+    history.into_iter().take(surplus).map(delete).collect()
+}
+
+/// The revisions a DaemonSet no longer keeps (upstream's `cleanupHistory`): of the revisions
+/// other than the current one, as many as exceed `limit`, oldest first, skipping those whose
+/// hash a live Pod carries.
+pub fn clean_up_daemonset_history(
+    set: &ObjectKey,
+    revisions: &[OwnedRevision<'_>],
+    current: &str,
+    pod_hashes: impl Fn(&str) -> bool,
+    limit: usize,
+) -> Vec<Action> {
+    let old: Vec<&OwnedRevision<'_>> = revisions
+        .iter()
+        .filter(|r| r.object.key.name() != current)
+        .collect();
+    let surplus = old.len().saturating_sub(limit);
+    old.into_iter()
+        .filter(|r| !pod_hashes(&hash_of(set, r.object)))
+        .take(surplus)
+        .map(delete)
+        .collect()
+}

@@ -352,6 +352,21 @@ impl Reconciler for StatefulSetController {
                 body: with_status(set, &status)?,
             }]);
         }
+        let live = |name: &str| {
+            name == current_revision
+                || name == update_revision
+                || pods
+                    .values()
+                    .any(|p| p.labels.get(REVISION_LABEL) == Some(name))
+        };
+        let truncated = history::truncate_statefulset_history(
+            &history::owned(cache, &set.uid),
+            live,
+            set.revision_history_limit,
+        );
+        if !truncated.is_empty() {
+            plan.steps.push(truncated);
+        }
         Ok(plan)
     }
 }

@@ -142,6 +142,8 @@ pub struct DaemonSetView {
     pub max_unavailable: IntOrPercent,
     /// spec.updateStrategy.rollingUpdate.maxSurge (0 when absent).
     pub max_surge: IntOrPercent,
+    /// spec.revisionHistoryLimit: old ControllerRevisions kept (10 when absent).
+    pub revision_history_limit: usize,
     /// The current status.
     pub status: DaemonSetStatus,
     /// Why the controller must not act on it, if a field it reads is unusable.
@@ -260,6 +262,10 @@ impl DaemonSetView {
                 .int64(&mut c, 0)
                 .unwrap_or(0),
         };
+        let revision_history_limit = spec
+            .get(&mut c, "revisionHistoryLimit")
+            .int32(&mut c, 0)
+            .map_or(10, |n| usize::try_from(n).unwrap_or(0));
         Ok(DaemonSetView {
             key: meta.key,
             uid: meta.uid,
@@ -274,6 +280,7 @@ impl DaemonSetView {
             on_delete,
             max_unavailable,
             max_surge,
+            revision_history_limit,
             status,
             malformed: c.finish(),
             raw: Arc::new(value),

@@ -92,6 +92,8 @@ pub struct StatefulSetView {
     pub update_strategy: UpdateStrategy,
     /// spec.minReadySeconds: how long a Pod must have been ready to count as available.
     pub min_ready_seconds: i32,
+    /// spec.revisionHistoryLimit: old ControllerRevisions kept (10 when absent).
+    pub revision_history_limit: usize,
     /// metadata.deletionTimestamp is set.
     pub terminating: bool,
     /// The current status.
@@ -195,6 +197,10 @@ impl StatefulSetView {
         let mut revision = |name: &str| status.get(&mut c, name).string(&mut c).map(str::to_string);
         let (current_revision, update_revision) =
             (revision("currentRevision"), revision("updateRevision"));
+        let revision_history_limit = spec
+            .get(&mut c, "revisionHistoryLimit")
+            .int32(&mut c, 0)
+            .map_or(10, |n| usize::try_from(n).unwrap_or(0));
         Ok(StatefulSetView {
             key: meta.key,
             uid: meta.uid,
@@ -209,6 +215,7 @@ impl StatefulSetView {
             claim_templates: claim_templates.into(),
             update_strategy,
             min_ready_seconds,
+            revision_history_limit,
             terminating: meta.terminating,
             status: StatefulSetStatus {
                 replicas: replicas_now,

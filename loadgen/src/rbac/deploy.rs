@@ -97,6 +97,11 @@ mod tests {
                 "/apis/apps/v1/namespaces/default/controllerrevisions",
                 None,
             ),
+            (
+                Method::DELETE,
+                "/apis/apps/v1/namespaces/default/controllerrevisions/db-1",
+                None,
+            ),
             (Method::PUT, "/api/v1/nodes/node-1/status", None),
             (Method::PATCH, "/api/v1/nodes/node-1", None),
             (Method::POST, "/api/v1/namespaces/default/events", None),

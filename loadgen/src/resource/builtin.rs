@@ -159,7 +159,10 @@ impl Resource {
                 fields: BINDING,
                 ..base
             },
-            Resource::CustomResourceDefinitions => base,
+            Resource::CustomResourceDefinitions => Info {
+                short_names: &["crd", "crds"],
+                ..base
+            },
             Resource::Custom(_) => base,
         }
     }
@@ -215,6 +218,10 @@ mod tests {
             "persistentvolumeclaim"
         );
         assert_eq!(Resource::Roles.list_kind(), "RoleList");
+        assert_eq!(
+            Resource::CustomResourceDefinitions.short_names(),
+            ["crd", "crds"]
+        );
         assert_eq!(
             Resource::ClusterRoles.api_version(),
             "rbac.authorization.k8s.io/v1"

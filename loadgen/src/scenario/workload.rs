@@ -82,6 +82,10 @@ pub struct Workload {
     /// of the server's Nodes carry the label (the seed picks which) instead of adding Nodes.
     #[serde(default)]
     pub node_label: Option<String>,
+    /// StatefulSets and DaemonSets: `spec.revisionHistoryLimit` (the API default, 10, when
+    /// absent).
+    #[serde(default)]
+    pub revision_history_limit: Option<u32>,
     /// DaemonSets only: roll out with `maxSurge` this many Nodes and `maxUnavailable` 0 (else
     /// the default, one Node unavailable at a time).
     #[serde(default)]

@@ -354,6 +354,10 @@ fn seed_workload(
                 w.indexed && i % 2 == 1,
             ),
         };
+        let mut manifest = manifest;
+        if let Some(limit) = w.revision_history_limit {
+            manifest["spec"]["revisionHistoryLimit"] = serde_json::json!(limit);
+        }
         server.create(w.kind.resource(), namespace, manifest)?;
     }
     Ok(())

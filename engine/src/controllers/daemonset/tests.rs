@@ -380,3 +380,55 @@ fn without_surge_or_unavailability_one_node_may_be_unavailable_as_upstream_defau
         .collect();
     assert_eq!(deleted(&plan(&d, three_nodes(), old)).len(), 1);
 }
+
+fn revision_of(d: &DaemonSetView, hash: &str, number: i64, image: &str) -> Object {
+    let body = json!({
+        "apiVersion": "apps/v1", "kind": "ControllerRevision",
+        "metadata": {"name": format!("agent-{hash}"), "namespace": "ns", "uid": format!("uid-{hash}"), "resourceVersion": "2",
+            "labels": {REVISION_LABEL: hash},
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent", "uid": d.uid.as_str(), "controller": true}]},
+        "data": {"spec": {"template": {"spec": {"containers": [{"name": "a", "image": image}]}}}},
+        "revision": number,
+    });
+    Object::decode(
+        Resource::ControllerRevisions,
+        &serde_json::to_vec(&body).expect("json"),
+    )
+    .expect("a revision")
+    .0
+}
+
+#[test]
+fn old_revisions_beyond_the_history_limit_go_unless_a_pod_carries_their_hash() {
+    let mut value = (*ds(json!({})).raw).clone();
+    value["spec"]["revisionHistoryLimit"] = json!(1);
+    let d = DaemonSetView::from_value(value).expect("ds");
+    let current = kcm_revision(&d);
+    let revisions = vec![
+        revision_of(&d, "h1", 1, "a:1"),
+        revision_of(&d, "h2", 2, "a:2"),
+        revision_of(&d, "h3", 3, "a:3"),
+        current,
+    ];
+    let pods = vec![pod("p0", "n0", 0, KCM_HASH), pod("p1", "n1", 1, "h1")];
+    let nodes = vec![node("n0", json!({})), node("n1", json!({}))];
+    let p = plan_with(&d, nodes, pods, revisions);
+    let gone: Vec<String> = p
+        .steps
+        .iter()
+        .flatten()
+        .filter_map(|a| match a {
+            Action::Delete {
+                resource: Resource::ControllerRevisions,
+                key,
+                ..
+            } => Some(key.name().to_string()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        gone,
+        vec!["agent-h2", "agent-h3"],
+        "h1 is a live Pod's; two of three old go"
+    );
+}

@@ -503,3 +503,43 @@ fn an_ordinal_below_the_partition_comes_back_from_the_current_revision_s_templat
     assert_eq!(pod["metadata"]["labels"]["tier"], "old");
     assert_eq!(pod["spec"]["containers"][0]["image"], "db:0");
 }
+
+fn deleted_revisions(plan: &Plan) -> Vec<String> {
+    plan.steps
+        .iter()
+        .flatten()
+        .filter_map(|a| match a {
+            Action::Delete {
+                resource: Resource::ControllerRevisions,
+                key,
+                ..
+            } => Some(key.name().to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn revisions_beyond_the_history_limit_go_oldest_first_and_never_a_live_one() {
+    let (s, pods) = left_by_kcm();
+    let mut value = (*s.raw).clone();
+    value["spec"]["revisionHistoryLimit"] = json!(1);
+    let s = StatefulSetView::from_value(value).expect("set");
+    let template = s.raw["spec"]["template"].clone();
+    let other = |image: &str| json!({"metadata": {"labels": {"app": "db"}}, "spec": {"containers": [{"name": "db", "image": image}]}});
+    let mut pods = pods;
+    pods[0] = pod_at(&s, 0, true, false, "db-second");
+    let revisions = vec![
+        kcm_revision(&s, "db-first", 1, other("db:1")),
+        kcm_revision(&s, "db-second", 2, other("db:2")),
+        kcm_revision(&s, "db-third", 3, other("db:3")),
+        kcm_revision(&s, "db-fourth", 4, other("db:4")),
+        kcm_revision(&s, KCM, 5, template),
+    ];
+    let p = plan_with_revisions(&s, pods, revisions);
+    assert_eq!(
+        deleted_revisions(&p),
+        vec!["db-first", "db-third"],
+        "db-second is a Pod's, the newest old one is kept, the current one is live"
+    );
+}
