@@ -43,6 +43,9 @@ pub struct Shard {
     /// Since when each cache whose watch ended for a relist has waited for it: it misses
     /// events for certain until the list lands (the reflector's backoff among it).
     relisting: PerResource<Option<Instant>>,
+    /// Since when each cache has waited for its relist, kept past the hold until the list
+    /// lands: a cache with no watch for the lag threshold is known to lag.
+    relist_pending: PerResource<Option<Instant>>,
     controllers: Vec<Controller>,
     writes: PendingWrites,
     outbox: Vec<Output>,
@@ -81,6 +84,7 @@ impl Shard {
             watermarks: PerResource::default(),
             synced: PerResource::default(),
             relisting: PerResource::default(),
+            relist_pending: PerResource::default(),
             controllers: controllers
                 .into_iter()
                 .enumerate()
@@ -176,6 +180,10 @@ impl Shard {
         if since.is_none() {
             *since = Some(now);
         }
+        let pending = self.relist_pending.get_mut(resource);
+        if pending.is_none() {
+            *pending = Some(now);
+        }
     }
 
     /// Whether `c` must wait for a relist at `now`: it runs in the `tidemark` mode and a cache
@@ -214,13 +222,17 @@ impl Shard {
     }
 
     /// Whether the cache of `resource` is known to lag at `now`: it misses a revision the process
-    /// learned `lag_threshold` ago or longer, or its watch last delivered a revision that long
-    /// after the process knew of it.
+    /// learned `lag_threshold` ago or longer, its watch last delivered a revision that long
+    /// after the process knew of it, or it has waited that long for a relist (it has no watch).
     pub fn is_lagging(&self, resource: Resource, now: Instant) -> bool {
         if self.bug == Some(SeededBug::ProofNeverExpires) {
             return false;
         }
         self.delay.get(resource).0 >= self.lag_threshold
+            || self
+                .relist_pending
+                .get(resource)
+                .is_some_and(|since| now.saturating_duration_since(since) >= self.lag_threshold)
             || self
                 .known
                 .lagging(*self.watermarks.get(resource), now, self.lag_threshold)

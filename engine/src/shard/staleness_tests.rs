@@ -665,3 +665,28 @@ fn a_shard_not_told_what_another_learned_creates_on_its_lagging_cache() {
     assert!(live_read(&out).is_none(), "{out:?}");
     assert_eq!(creates(&writes_from(out)), 1);
 }
+
+#[test]
+fn a_cache_that_waited_for_its_relist_past_the_lag_threshold_is_known_to_lag_until_it_lands() {
+    let (mut s, rs, now) = listed_without_pods(ConsistencyMode::Tidemark, 2);
+    s.relisting(Resource::ReplicaSets, now);
+    assert!(
+        !s.is_lagging(Resource::ReplicaSets, now),
+        "a hold, not yet a lag"
+    );
+    let later = now + LAG_THRESHOLD;
+    assert!(
+        s.is_lagging(Resource::ReplicaSets, later),
+        "no watch for the lag threshold: the cache misses what it cannot know"
+    );
+    s.replace(
+        Resource::ReplicaSets,
+        vec![Object::ReplicaSet(rs)],
+        Some(rv(20)),
+        later,
+    );
+    assert!(
+        !s.is_lagging(Resource::ReplicaSets, later),
+        "the list is as fresh as its answer"
+    );
+}

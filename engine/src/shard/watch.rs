@@ -225,6 +225,7 @@ impl Shard {
         }
         *self.synced.get_mut(resource) = true;
         *self.relisting.get_mut(resource) = None;
+        *self.relist_pending.get_mut(resource) = None;
         // A list is as fresh as the server's answer.
         *self.delay.get_mut(resource) = (Duration::ZERO, None);
         *self.first_unmeasured.get_mut(resource) = None;

@@ -1,5 +1,5 @@
-//! A set's desired size as a controller could know it: the one now, and the one it replaced
-//! while that change may still be on its way to the controller.
+//! A set's desired size as a controller could know it: the one now, and the ones it replaced
+//! while those changes may still be on their way to the controller.
 //!
 //! A watch takes time to bring a change to a controller, even a healthy one: a decision made
 //! on the previous spec a few milliseconds after the user changed it is a race no controller
@@ -15,19 +15,26 @@ use std::time::{Duration, Instant};
 /// seconds.
 pub const DELIVERY_ALLOWANCE: Duration = Duration::from_millis(100);
 
-/// A desired size and, while it may not have reached the controllers yet, the one before it.
+/// How many replaced sizes a set remembers: a user who changes a set faster than this within
+/// one allowance is judged on the last ones only.
+const REMEMBERED: usize = 4;
+
+/// A desired size and, while they may not have reached the controllers yet, the ones before it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Desired {
     /// The size now.
     pub now: i64,
-    /// The size it replaced and when.
-    was: Option<(i64, Instant)>,
+    /// The sizes it replaced and when each was replaced, the latest first.
+    was: [Option<(i64, Instant)>; REMEMBERED],
 }
 
 impl Desired {
     /// A set first seen with size `now`.
     pub fn new(now: i64) -> Self {
-        Self { now, was: None }
+        Self {
+            now,
+            was: [None; REMEMBERED],
+        }
     }
 
     /// The size becomes `next` at `at`; the size before is remembered for the allowance.
@@ -35,10 +42,10 @@ impl Desired {
         if next == self.now {
             return self;
         }
-        Self {
-            now: next,
-            was: Some((self.now, at)),
-        }
+        let mut was = [None; REMEMBERED];
+        was[0] = Some((self.now, at));
+        was[1..].copy_from_slice(&self.was[..REMEMBERED - 1]);
+        Self { now: next, was }
     }
 
     /// The size of a set first seen (`known` is `None`) or written again at `at`.
@@ -49,18 +56,24 @@ impl Desired {
         }
     }
 
-    /// The smallest and largest size a controller may fairly have decided on at `at`.
+    /// The smallest and largest size a controller may fairly have decided on at `at`: the size
+    /// now and every size replaced within `allowance` before `at` (each was current until then).
     pub fn range(&self, allowance: Duration, at: Instant) -> (i64, i64) {
-        match (self.was, self.changed_within(allowance, at)) {
-            (Some((before, _)), Some(_)) => (before.min(self.now), before.max(self.now)),
-            _ => (self.now, self.now),
-        }
+        self.was
+            .iter()
+            .flatten()
+            .filter(|(_, since)| {
+                !allowance.is_zero() && at.saturating_duration_since(*since) < allowance
+            })
+            .fold((self.now, self.now), |(lo, hi), (size, _)| {
+                (lo.min(*size), hi.max(*size))
+            })
     }
 
     /// How long ago the size changed, while within `allowance` of `at` (for the log line of an
     /// excused race).
     pub fn changed_within(&self, allowance: Duration, at: Instant) -> Option<Duration> {
-        let (_, since) = self.was?;
+        let (_, since) = self.was[0]?;
         let ago = at.saturating_duration_since(since);
         (!allowance.is_zero() && ago < allowance).then_some(ago)
     }
@@ -92,6 +105,20 @@ mod tests {
         let d = Desired::new(5).change(2, t);
         assert_eq!(d.range(Duration::ZERO, t), (2, 2));
         assert_eq!(d.changed_within(Duration::ZERO, t), None);
+    }
+
+    #[test]
+    fn every_size_replaced_within_the_allowance_stays_fair_not_only_the_last() {
+        let t = Instant::now();
+        let d = Desired::new(3)
+            .change(4, t)
+            .change(6, t + Duration::from_millis(40));
+        assert_eq!(d.range(ALLOWANCE, t + Duration::from_millis(60)), (3, 6));
+        assert_eq!(
+            d.range(ALLOWANCE, t + Duration::from_millis(120)),
+            (4, 6),
+            "3 was replaced longer ago than the allowance"
+        );
     }
 
     #[test]
