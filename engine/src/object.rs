@@ -228,6 +228,7 @@ pub(crate) mod test_support {
             terminating: false,
             job_tracking: false,
             completion_index: None,
+            failure: None,
             malformed: None,
         }
     }

@@ -260,7 +260,7 @@ fn type_checks_validation_and_the_kubelet_take_any_object() {
             let _ = crate::admission::field_rules::status_rules(r, &object);
             let mut pod = object.clone();
             crate::kubelet::start_pod(&mut pod, "node-0", "10.0.0.1");
-            crate::kubelet::finish_pod(&mut pod, true);
+            crate::kubelet::finish_pod(&mut pod, Some(1));
             let _ = crate::kubelet::owned_by_job(&object);
             let _ = crate::apiserver::write_ops::scale_of(&object);
             Ok(())

@@ -1,6 +1,8 @@
 //! Job (batch/v1): runs Pods until `completions` succeed (or one, for a work queue), at most
 //! `parallelism` at once; Indexed mode gives each Pod a completion index and never runs two for
-//! one index; `backoffLimit` and `activeDeadlineSeconds` fail the Job. Pods carry the
+//! one index; `backoffLimit` and `activeDeadlineSeconds` fail the Job, as does a failed Pod a
+//! `podFailurePolicy` rule fails it for (a `FailureTarget` first), while its `Ignore` rules let
+//! failures go uncounted; a suspended Job's active Pods are deleted. Pods carry the
 //! `batch.kubernetes.io/job-tracking` finalizer so each is counted exactly once, as upstream: a
 //! finished Pod's UID is first recorded in `status.uncountedTerminatedPods`, then its finalizer
 //! is removed, then it moves into the counters in the same write that forgets the UID.
@@ -17,6 +19,7 @@ use crate::reconcile_error::ensure_well_formed;
 use crate::reconciler::{Context, ReconcileError, Reconciler};
 use crate::resource::Resource;
 use crate::views::job::JobView;
+use crate::views::pod_failure_policy::Verdict;
 use serde_json::{Map, Value, json};
 use smallvec::SmallVec;
 use std::collections::BTreeSet;
@@ -103,6 +106,8 @@ struct Tally {
     uncounted_failed: Vec<String>,
     completed_indexes: IndexSet,
     recorded: usize,
+    /// A newly recorded failed Pod matched a `FailJob` rule of the podFailurePolicy: why.
+    fail_job: Option<String>,
 }
 
 /// Moves finished Pods through the tracking steps; returns the new counters and the finalizer
@@ -115,6 +120,7 @@ fn track<'a>(job: &JobView, pods: &[&'a PodView]) -> (Tally, Vec<&'a PodView>) {
         uncounted_failed: Vec::new(),
         completed_indexes: job.status.completed_indexes.clone(),
         recorded: 0,
+        fail_job: None,
     };
     let mut unfinalize = Vec::new();
     let by_uid = |uid: &str| pods.iter().find(|p| p.uid.as_str() == uid);
@@ -151,12 +157,24 @@ fn track<'a>(job: &JobView, pods: &[&'a PodView]) -> (Tally, Vec<&'a PodView>) {
             .iter()
             .chain(&job.status.uncounted_failed)
             .any(|u| u == uid);
+        let verdict = match (&job.pod_failure_policy, &pod.failure) {
+            (Some(policy), Some(failure)) if !success => {
+                policy.judge(pod.key.namespace(), pod.key.name(), failure)
+            }
+            _ => Verdict::Count,
+        };
         if known {
             unfinalize.push(*pod);
         } else if success {
             tally.uncounted_succeeded.push(uid.to_string());
             tally.recorded += 1;
+        } else if verdict == Verdict::Ignore {
+            // As upstream: an ignored failure is never recorded, only let go.
+            unfinalize.push(*pod);
         } else {
+            if let Verdict::FailJob(message) = verdict {
+                tally.fail_job.get_or_insert(message);
+            }
             tally.uncounted_failed.push(uid.to_string());
             tally.recorded += 1;
         }
@@ -293,7 +311,17 @@ impl Reconciler for JobController {
         let deadline_exceeded = job
             .active_deadline_seconds
             .is_some_and(|d| ctx.unix_secs.saturating_sub(start_time) >= d);
-        let failure = if failed_total > job.backoff_limit {
+        // A podFailurePolicy's FailJob is recorded first as a FailureTarget condition, as
+        // upstream: the Job fails for it once its Pods are gone, whatever comes later.
+        let target = job.status.failure_target.clone().or_else(|| {
+            tally
+                .fail_job
+                .clone()
+                .map(|m| ("PodFailurePolicy".to_string(), m))
+        });
+        let failure = if let Some((reason, message)) = &target {
+            Some((reason.as_str(), message.as_str()))
+        } else if failed_total > job.backoff_limit {
             Some((
                 "BackoffLimitExceeded",
                 "Job has reached the specified backoff limit",
@@ -315,7 +343,12 @@ impl Reconciler for JobController {
             deletes = active.iter().map(|p| delete(p)).collect();
         } else if let Some((reason, message)) = failure {
             deletes = active.iter().map(|p| delete(p)).collect();
-            if all_counted && active.is_empty() {
+            if job.status.failure_target.is_none() && tally.fail_job.is_some() {
+                condition = Some(
+                    json!({"type": "FailureTarget", "status": "True", "reason": reason, "message": message,
+                    "lastTransitionTime": crate::time::format_rfc3339(ctx.unix_secs)}),
+                );
+            } else if all_counted && active.is_empty() {
                 condition = Some(
                     json!({"type": "Failed", "status": "True", "reason": reason, "message": message,
                     "lastTransitionTime": crate::time::format_rfc3339(ctx.unix_secs)}),
@@ -365,6 +398,9 @@ impl Reconciler for JobController {
                     .map(|p| delete(p))
                     .collect();
             }
+        } else {
+            // As upstream's manageJob: a suspended Job runs nothing; its active Pods go.
+            deletes = active.iter().map(|p| delete(p)).collect();
         }
         let active_after = i32::try_from(active.len()).unwrap_or(i32::MAX);
         let status_changed = tally.recorded > 0
@@ -408,191 +444,4 @@ impl Reconciler for JobController {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::key::Uid;
-    use crate::labels::Labels;
-    use crate::object::OwnerRef;
-    use std::time::Instant;
-
-    fn job(spec: Value, status: Value) -> JobView {
-        let mut spec = spec;
-        spec["template"] = json!({"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}});
-        JobView::from_value(json!({
-            "metadata": {"name": "pi", "namespace": "ns", "uid": "uid-pi", "resourceVersion": "5"},
-            "spec": spec,
-            "status": status,
-        }))
-        .expect("job")
-    }
-
-    fn pod(name: &str, phase: PodPhase, tracking: bool, index: Option<u32>) -> PodView {
-        PodView {
-            key: ObjectKey::new("ns", name),
-            uid: Uid::new(format!("uid-{name}")),
-            resource_version: None,
-            labels: Labels::default(),
-            controller: Some(OwnerRef {
-                kind: "Job".into(),
-                name: "pi".into(),
-                uid: Uid::new("uid-pi"),
-            }),
-            node_name: None,
-            phase,
-            ready: phase == PodPhase::Running,
-            ready_since: None,
-            restarts: 0,
-            created: 0,
-            terminating: false,
-            job_tracking: tracking,
-            completion_index: index,
-            malformed: None,
-        }
-    }
-
-    fn plan(job: &JobView, pods: Vec<PodView>) -> Plan {
-        let mut cache = ShardCache::default();
-        cache.apply(Object::Job(job.clone()));
-        for p in pods {
-            cache.apply(Object::Pod(p));
-        }
-        let ctx = Context {
-            now: Instant::now(),
-            unix_secs: 1_000,
-        };
-        JobController
-            .reconcile(&job.key, &cache, &ctx)
-            .expect("plan")
-    }
-
-    fn actions(plan: &Plan) -> Vec<&Action> {
-        plan.steps.iter().flatten().collect()
-    }
-
-    fn creates(plan: &Plan) -> usize {
-        actions(plan)
-            .iter()
-            .filter(|a| matches!(a, Action::Create { .. }))
-            .count()
-    }
-
-    fn status(plan: &Plan) -> Option<&Value> {
-        actions(plan).into_iter().find_map(|a| match a {
-            Action::UpdateStatus { body, .. } => Some(&body["status"]),
-            _ => None,
-        })
-    }
-
-    #[test]
-    fn a_null_conditions_list_gets_the_finished_condition() {
-        let j = job(
-            json!({"completions": 1, "parallelism": 1}),
-            json!({"succeeded": 1, "conditions": null, "startTime": "2026-01-01T00:00:00Z"}),
-        );
-        let p = plan(&j, vec![]);
-        let status = p.steps.iter().flatten().find_map(|a| match a {
-            Action::UpdateStatus { body, .. } => Some(body["status"].clone()),
-            _ => None,
-        });
-        assert_eq!(
-            status.map(|s| s["conditions"][0]["type"].clone()),
-            Some(json!("Complete"))
-        );
-    }
-
-    #[test]
-    fn it_runs_at_most_parallelism_pods_with_the_tracking_finalizer() {
-        let j = job(json!({"parallelism": 3, "completions": 10}), json!({}));
-        let p = plan(&j, vec![pod("a", PodPhase::Running, true, None)]);
-        assert_eq!(creates(&p), 2);
-        let body = actions(&p).into_iter().find_map(|a| match a {
-            Action::Create { body, .. } => Some(body),
-            _ => None,
-        });
-        assert_eq!(
-            body.expect("create")["metadata"]["finalizers"][0],
-            JOB_TRACKING_FINALIZER
-        );
-    }
-
-    #[test]
-    fn a_finished_pod_is_recorded_then_unfinalized_then_counted_once() {
-        let j = job(json!({"parallelism": 1, "completions": 2}), json!({}));
-        let done = pod("a", PodPhase::Succeeded, true, None);
-        let first = plan(&j, vec![done.clone()]);
-        let s = status(&first).expect("status");
-        assert_eq!(s["uncountedTerminatedPods"]["succeeded"], json!(["uid-a"]));
-        assert_eq!(
-            s["succeeded"], 0,
-            "not counted before its finalizer is gone"
-        );
-        assert!(
-            !actions(&first)
-                .iter()
-                .any(|a| matches!(a, Action::StrategicPatch { .. })),
-            "the finalizer stays until the status records the Pod"
-        );
-        let recorded = job(
-            json!({"parallelism": 1, "completions": 2}),
-            json!({"uncountedTerminatedPods": {"succeeded": ["uid-a"]}, "startTime": "1970-01-01T00:16:40Z", "active": 1}),
-        );
-        let second = plan(
-            &recorded,
-            vec![done, pod("b", PodPhase::Running, true, None)],
-        );
-        let removal = actions(&second).into_iter().find_map(|a| match a {
-            Action::StrategicPatch { key, patch, .. } if key.name() == "a" => Some(patch.clone()),
-            _ => None,
-        });
-        assert_eq!(
-            removal,
-            Some(
-                json!({"metadata": {"$deleteFromPrimitiveList/finalizers": [JOB_TRACKING_FINALIZER]}})
-            ),
-            "only the Job's own finalizer is removed, never the whole list"
-        );
-        let unfinalized = pod("a", PodPhase::Succeeded, false, None);
-        let third = plan(
-            &recorded,
-            vec![unfinalized, pod("b", PodPhase::Running, true, None)],
-        );
-        let s = status(&third).expect("status");
-        assert_eq!(s["succeeded"], 1);
-        assert_eq!(s["uncountedTerminatedPods"]["succeeded"], json!([]));
-    }
-
-    #[test]
-    fn indexed_jobs_run_one_pod_per_pending_index() {
-        let j = job(
-            json!({"parallelism": 3, "completions": 4, "completionMode": "Indexed"}),
-            json!({"completedIndexes": "0"}),
-        );
-        let p = plan(&j, vec![pod("pi-1-x", PodPhase::Running, true, Some(1))]);
-        let indexes: Vec<String> = actions(&p)
-            .into_iter()
-            .filter_map(|a| match a {
-                Action::Create { body, .. } => body["metadata"]["annotations"]
-                    [COMPLETION_INDEX_ANNOTATION]
-                    .as_str()
-                    .map(str::to_string),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(indexes, vec!["2", "3"]);
-    }
-
-    #[test]
-    fn past_the_backoff_limit_the_job_fails_and_its_pods_go() {
-        let j = job(
-            json!({"parallelism": 2, "completions": 5, "backoffLimit": 1}),
-            json!({"failed": 2}),
-        );
-        let p = plan(&j, vec![pod("a", PodPhase::Running, true, None)]);
-        assert_eq!(creates(&p), 0);
-        assert!(p.is_destructive(), "its Pods are deleted first");
-        let p = plan(&j, vec![]);
-        let s = status(&p).expect("status");
-        assert_eq!(s["conditions"][0]["type"], "Failed");
-        assert_eq!(s["conditions"][0]["reason"], "BackoffLimitExceeded");
-    }
-}
+mod tests;

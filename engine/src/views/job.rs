@@ -10,6 +10,7 @@ use crate::views::checked::{Checker, Field};
 use crate::views::malformed::Malformed;
 use crate::views::malformed::projection;
 use crate::views::meta::{DecodeError, parse_json, read_meta};
+use crate::views::pod_failure_policy::PodFailurePolicy;
 use std::sync::Arc;
 
 /// A Job's status as the controller tracks it.
@@ -33,6 +34,9 @@ pub struct JobStatus {
     pub completed: bool,
     /// A `Failed` condition is True.
     pub failed_condition: bool,
+    /// A `FailureTarget` condition is True: the Job is failing for this `(reason, message)`
+    /// and fails once its Pods are gone and counted.
+    pub failure_target: Option<(String, String)>,
 }
 
 /// A Job.
@@ -57,6 +61,8 @@ pub struct JobView {
     pub indexed: bool,
     /// spec.suspend.
     pub suspended: bool,
+    /// spec.podFailurePolicy.
+    pub pod_failure_policy: Option<Arc<PodFailurePolicy>>,
     /// spec.template.
     pub template: Arc<PodTemplate>,
     /// metadata.deletionTimestamp is set.
@@ -104,6 +110,8 @@ impl JobView {
             );
         }
         let suspended = spec.get(&mut c, "suspend").boolean(&mut c).unwrap_or(false);
+        let pod_failure_policy =
+            PodFailurePolicy::read(&spec.get(&mut c, "podFailurePolicy"), &mut c).map(Arc::new);
         if spec.get(&mut c, "selector").is_present() {
             crate::labels::LabelSelector::read(&spec.get(&mut c, "selector"), &mut c);
         }
@@ -140,6 +148,7 @@ impl JobView {
         let start_time = status.get(&mut c, "startTime").timestamp(&mut c);
         status.get(&mut c, "completionTime").timestamp(&mut c);
         let (mut completed, mut failed_condition) = (false, false);
+        let mut failure_target = None;
         for condition in status.get(&mut c, "conditions").items(&mut c) {
             c.object(&condition);
             let kind = condition.get(&mut c, "type").string(&mut c);
@@ -152,6 +161,12 @@ impl JobView {
                 .timestamp(&mut c);
             completed |= on && kind == Some("Complete");
             failed_condition |= on && kind == Some("Failed");
+            if on && kind == Some("FailureTarget") && failure_target.is_none() {
+                let text = |c: &mut Checker, name: &str| {
+                    condition.get(c, name).string(c).unwrap_or("").to_string()
+                };
+                failure_target = Some((text(&mut c, "reason"), text(&mut c, "message")));
+            }
         }
         Ok(JobView {
             key: meta.key,
@@ -163,6 +178,7 @@ impl JobView {
             active_deadline_seconds,
             indexed,
             suspended,
+            pod_failure_policy,
             template: Arc::new(template),
             terminating: meta.terminating,
             status: JobStatus {
@@ -175,6 +191,7 @@ impl JobView {
                 start_time,
                 completed,
                 failed_condition,
+                failure_target,
             },
             malformed: c.finish(),
             raw: Arc::new(value),

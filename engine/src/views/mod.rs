@@ -10,6 +10,7 @@ pub mod malformed;
 pub mod meta;
 pub mod nodes;
 pub mod pod;
+pub mod pod_failure_policy;
 pub mod replicaset;
 pub mod revision;
 pub mod statefulset;

@@ -77,6 +77,18 @@ pub struct PodView {
     pub completion_index: Option<u32>,
     /// Why its owner must not act on it, if a field it reads is unusable.
     pub malformed: Option<Arc<Malformed>>,
+    /// For a Pod in phase `Failed`: how it failed, as a Job's `podFailurePolicy` reads it.
+    pub failure: Option<Box<PodFailure>>,
+}
+
+/// How a failed Pod failed: what a Job's `podFailurePolicy` rules match on.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PodFailure {
+    /// Containers (init containers after the others) that terminated with a non-zero exit
+    /// code, by name.
+    pub exit_codes: Vec<(String, i32)>,
+    /// The Pod's conditions, `(type, status)`.
+    pub conditions: Vec<(String, String)>,
 }
 
 /// The finalizer that keeps a finished Job Pod until its Job has counted it.
@@ -170,11 +182,17 @@ impl PodView {
         let mut ready = false;
         let mut ready_since = None;
         let mut seen_ready = false;
+        let mut failure = PodFailure::default();
         for condition in root.get(&mut c, "status.conditions").items(&mut c) {
             c.object(&condition);
             let kind = condition.get(&mut c, "type").string(&mut c);
             let status_field = condition.get(&mut c, "status");
             let status = c.string(&status_field);
+            if let (Some(kind), Some(status)) = (kind, status) {
+                failure
+                    .conditions
+                    .push((kind.to_string(), status.to_string()));
+            }
             let since = condition
                 .get(&mut c, "lastTransitionTime")
                 .timestamp(&mut c);
@@ -198,6 +216,19 @@ impl PodView {
                 .unwrap_or(0);
             restarts = restarts.saturating_add(count);
         }
+        if phase == PodPhase::Failed {
+            for list in ["status.containerStatuses", "status.initContainerStatuses"] {
+                for status in root.get(&mut c, list).items(&mut c) {
+                    let name = status.get(&mut c, "name").string(&mut c).unwrap_or("");
+                    let code = status
+                        .get(&mut c, "state.terminated.exitCode")
+                        .int32(&mut c, i32::MIN);
+                    if let Some(code) = code.filter(|code| *code != 0) {
+                        failure.exit_codes.push((name.to_string(), code));
+                    }
+                }
+            }
+        }
         let created = root
             .get(&mut c, "metadata.creationTimestamp")
             .timestamp(&mut c)
@@ -219,6 +250,7 @@ impl PodView {
             job_tracking: finalizers.iter().any(|f| f == JOB_TRACKING_FINALIZER),
             completion_index: completion,
             malformed: c.finish(),
+            failure: (phase == PodPhase::Failed).then(|| Box::new(failure)),
         })
     }
 }
@@ -353,6 +385,10 @@ impl PodWire {
         };
         let status = self.status.map(|s| s.0).unwrap_or_default();
         let phase = phase_of(status.phase.as_deref())?;
+        if phase == PodPhase::Failed {
+            // Rare, and read whole: how it failed is what a Job's podFailurePolicy decides on.
+            return None;
+        }
         let conditions: Vec<ConditionWire> = status
             .conditions
             .unwrap_or_default()
@@ -401,6 +437,7 @@ impl PodWire {
                 .is_some_and(|f| f.iter().any(|f| f == JOB_TRACKING_FINALIZER)),
             completion_index,
             malformed: None,
+            failure: None,
         })
     }
 }

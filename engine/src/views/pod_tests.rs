@@ -143,3 +143,33 @@ fn a_struct_sent_as_an_array_is_malformed_not_read_positionally() {
     assert_eq!(paths, ["spec", "status"]);
     assert!(PodView::from_json(br#"{"metadata":["p","ns","u","1"]}"#).is_err());
 }
+
+#[test]
+fn a_failed_pod_keeps_how_it_failed_and_a_running_one_keeps_nothing_of_it() {
+    let failed = serde_json::json!({
+        "metadata": {"name": "p", "namespace": "ns", "uid": "u", "resourceVersion": "3"},
+        "status": {"phase": "Failed",
+            "conditions": [{"type": "DisruptionTarget", "status": "True"}],
+            "containerStatuses": [
+                {"name": "main", "restartCount": 0, "state": {"terminated": {"exitCode": 42}}},
+                {"name": "side", "restartCount": 0, "state": {"terminated": {"exitCode": 0}}},
+            ],
+            "initContainerStatuses": [{"name": "init", "state": {"terminated": {"exitCode": 3}}}]},
+    });
+    let (pod, malformed) =
+        PodView::decode(&serde_json::to_vec(&failed).expect("json")).expect("pod");
+    assert!(!malformed);
+    let failure = pod.failure.expect("how it failed");
+    assert_eq!(
+        failure.exit_codes,
+        vec![("main".to_string(), 42), ("init".to_string(), 3)]
+    );
+    assert_eq!(
+        failure.conditions,
+        vec![("DisruptionTarget".to_string(), "True".to_string())]
+    );
+    let mut running = failed.clone();
+    running["status"]["phase"] = serde_json::json!("Running");
+    let (pod, _) = PodView::decode(&serde_json::to_vec(&running).expect("json")).expect("pod");
+    assert!(pod.failure.is_none());
+}

@@ -96,6 +96,30 @@ pub fn start_pod(pod: &mut Value, node: &str, ip: &str) -> bool {
 
 /// The annotation that makes a Job's Pod fail instead of succeed.
 pub const FAIL_ANNOTATION: &str = "loadgen.tidemark.dev/fail";
+/// The annotation that makes one Job Pod in N (by a hash of its name) fail instead of succeed.
+pub const FAIL_ONE_IN_ANNOTATION: &str = "loadgen.tidemark.dev/fail-one-in";
+/// The annotation giving the exit code a failing Pod's containers end with (default 1).
+pub const EXIT_CODE_ANNOTATION: &str = "loadgen.tidemark.dev/exit-code";
+
+/// Whether the Job Pod `pod` fails, and with which exit code, as its annotations say.
+pub fn failure_of(pod: &Value) -> Option<i32> {
+    let annotations = &pod["metadata"]["annotations"];
+    let code = annotations[EXIT_CODE_ANNOTATION]
+        .as_str()
+        .and_then(|c| c.parse::<i32>().ok())
+        .filter(|c| *c != 0)
+        .unwrap_or(1);
+    let one_in = annotations[FAIL_ONE_IN_ANNOTATION]
+        .as_str()
+        .and_then(|n| n.parse::<u64>().ok())
+        .filter(|n| *n > 0);
+    let name = pod["metadata"]["name"].as_str().unwrap_or("");
+    let hash = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    let fails = annotations[FAIL_ANNOTATION] == "true" || one_in.is_some_and(|n| hash % n == 0);
+    fails.then_some(code)
+}
 
 /// Whether `pod` is controlled by a Job.
 pub fn owned_by_job(pod: &Value) -> bool {
@@ -104,14 +128,14 @@ pub fn owned_by_job(pod: &Value) -> bool {
         .is_some_and(|refs| refs.iter().any(|o| o["kind"] == "Job"))
 }
 
-/// Moves a Running `pod` to Succeeded (or Failed), its containers terminated. A Pod whose
-/// status has a shape no real server would store is left as it is: returns whether it moved.
-pub fn finish_pod(pod: &mut Value, failed: bool) -> bool {
+/// Moves a Running `pod` to Succeeded, or to Failed with its containers ending with `failed`'s
+/// exit code. A Pod whose status has a shape no real server would store is left as it is:
+/// returns whether it moved.
+pub fn finish_pod(pod: &mut Value, failed: Option<i32>) -> bool {
     let now = now_rfc3339();
-    let (phase, code, reason) = if failed {
-        ("Failed", 1, "Error")
-    } else {
-        ("Succeeded", 0, "Completed")
+    let (phase, code, reason) = match failed {
+        Some(code) => ("Failed", code, "Error"),
+        None => ("Succeeded", 0, "Completed"),
     };
     let Some(Value::Object(status)) = pod.get_mut("status") else {
         return false;
@@ -190,11 +214,8 @@ fn complete_later(
                 let ours = meta_str(v, "uid") == pod.uid;
                 let running = v["status"]["phase"] == "Running";
                 let deleting = !v["metadata"]["deletionTimestamp"].is_null();
-                if ours && running && !deleting {
-                    let failed = v["metadata"]["annotations"][FAIL_ANNOTATION] == "true";
-                    if !finish_pod(v, failed) {
-                        tracing::warn!(pod = %name, "kubelet: a Pod of a shape no server would store is left as it is");
-                    }
+                if ours && running && !deleting && !finish_pod(v, failure_of(v)) {
+                    tracing::warn!(pod = %name, "kubelet: a Pod of a shape no server would store is left as it is");
                 }
             },
             Verb::UpdateStatus,
@@ -299,6 +320,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_pod_fails_as_its_annotations_say_one_in_n_by_its_name() {
+        let pod = |name: &str, annotations: Value| json!({"metadata": {"name": name, "annotations": annotations}});
+        assert_eq!(failure_of(&pod("a", json!({}))), None);
+        assert_eq!(
+            failure_of(&pod("a", json!({FAIL_ANNOTATION: "true"}))),
+            Some(1)
+        );
+        assert_eq!(
+            failure_of(&pod(
+                "a",
+                json!({FAIL_ANNOTATION: "true", EXIT_CODE_ANNOTATION: "137"})
+            )),
+            Some(137)
+        );
+        let one_in_three = (0..300)
+            .filter(|i| {
+                failure_of(&pod(
+                    &format!("job-{i}"),
+                    json!({FAIL_ONE_IN_ANNOTATION: "3"}),
+                ))
+                .is_some()
+            })
+            .count();
+        assert!((60..140).contains(&one_in_three), "{one_in_three} of 300");
+    }
+
+    #[test]
     fn a_started_pod_is_running_ready_and_bound() {
         let mut pod = json!({"metadata": {"name": "a"}, "spec": {"containers": [{"name": "c", "image": "i"}]}});
         assert!(start_pod(&mut pod, "node-3", "10.244.0.2"));
@@ -310,7 +358,7 @@ mod tests {
             .and_then(|cs| cs.iter().find(|c| c["type"] == "Ready"))
             .map(|c| c["status"].clone());
         assert_eq!(ready, Some(json!("True")));
-        assert!(finish_pod(&mut pod, true));
+        assert!(finish_pod(&mut pod, Some(1)));
         assert_eq!(pod["status"]["phase"], "Failed");
         assert_eq!(
             pod["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"],
@@ -335,10 +383,10 @@ mod tests {
             let mut pod = shape.clone();
             start_pod(&mut pod, "node-0", "10.0.0.1");
             let mut pod = shape.clone();
-            finish_pod(&mut pod, false);
+            finish_pod(&mut pod, None);
             let mut pod = shape;
             if start_pod(&mut pod, "node-0", "10.0.0.1") {
-                assert!(finish_pod(&mut pod, true));
+                assert!(finish_pod(&mut pod, Some(1)));
                 assert_eq!(pod["status"]["phase"], "Failed");
             }
         }

@@ -77,6 +77,11 @@ pub enum ViolationKind {
     JobDuplicateIndex,
     /// A Job counted more successes than `completions`.
     JobOverCounted,
+    /// A Job's Pod was created while the Job was suspended.
+    JobPodWhileSuspended,
+    /// A Job failed for its backoff limit while the failures its podFailurePolicy does not
+    /// ignore were within it.
+    JobFailedDespiteIgnoredFailures,
     /// A DaemonSet's Pod was created on a Node that already ran one of its Pods.
     DaemonSetTwoPodsOnANode,
     /// A DaemonSet's only Pod on a Node that still needs it was deleted.
@@ -233,7 +238,7 @@ impl Oracle {
         [
             self.replicasets.judge(decision, f, allowance, at),
             self.statefulsets.judge(decision, f, allowance, at),
-            self.jobs.judge(decision, f),
+            self.jobs.judge(decision, f, allowance, at),
             self.daemonsets.judge(decision, f),
             self.malformed.judge(decision),
         ]

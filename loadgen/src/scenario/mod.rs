@@ -424,9 +424,11 @@ impl Scenario {
         for e in &self.events {
             let to_ok = match e.verb {
                 EventVerb::Adopt => e.to.as_deref().is_some_and(known),
-                EventVerb::Orphan | EventVerb::DeleteOrphaning | EventVerb::RollOut => {
-                    e.to.is_none()
-                }
+                EventVerb::Orphan
+                | EventVerb::DeleteOrphaning
+                | EventVerb::RollOut
+                | EventVerb::Suspend
+                | EventVerb::Resume => e.to.is_none(),
             };
             let repeats = match (e.repeat_every_seconds, e.repeat_until_seconds) {
                 (None, None) => true,

@@ -123,6 +123,7 @@ impl<'a> User<'a> {
             Resource::ReplicaSets,
             Resource::StatefulSets,
             Resource::DaemonSets,
+            Resource::Jobs,
         ]
         .into_iter()
         .find_map(|r| Some((r, self.server.get(r, self.namespace, name)?)))
@@ -162,6 +163,18 @@ impl<'a> User<'a> {
                 self.server
                     .delete_with(resource, self.namespace, &event.from, &opts)?;
                 Ok(format!("{} deleted, its Pods orphaned", event.from))
+            }
+            EventVerb::Suspend | EventVerb::Resume => {
+                let suspend = event.verb == EventVerb::Suspend;
+                self.server
+                    .update_with(resource, self.namespace, &event.from, |job| {
+                        job["spec"]["suspend"] = Value::from(suspend);
+                    })?;
+                Ok(format!(
+                    "{} {}",
+                    event.from,
+                    if suspend { "suspended" } else { "resumed" }
+                ))
             }
             EventVerb::RollOut => {
                 let updated =

@@ -86,6 +86,18 @@ pub struct Workload {
     /// absent).
     #[serde(default)]
     pub revision_history_limit: Option<u32>,
+    /// Jobs only: one Pod in this many fails (by a hash of its name), with `exit_code`.
+    #[serde(default)]
+    pub fail_one_in: Option<u32>,
+    /// Jobs only: the exit code a failing Pod ends with (1 when absent).
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    /// Jobs only: a `podFailurePolicy` whose `Ignore` rule matches these exit codes.
+    #[serde(default)]
+    pub ignore_exit_codes: Vec<i32>,
+    /// Jobs only: `spec.backoffLimit` (the API default, 6, when absent).
+    #[serde(default)]
+    pub backoff_limit: Option<i32>,
     /// DaemonSets only: roll out with `maxSurge` this many Nodes and `maxUnavailable` 0 (else
     /// the default, one Node unavailable at a time).
     #[serde(default)]
@@ -152,6 +164,10 @@ pub enum EventVerb {
     /// `from`'s Pod template changes (the annotation [`ROLLOUT_ANNOTATION`] counts up, as
     /// `kubectl rollout restart` does with its own): a rolling update replaces its Pods.
     RollOut,
+    /// The Job `from` is suspended (`spec.suspend: true`): its active Pods go, none is created.
+    Suspend,
+    /// The Job `from` resumes (`spec.suspend: false`).
+    Resume,
 }
 
 /// The Pod template annotation a `roll-out` event counts up; the oracle tells a Pod of the

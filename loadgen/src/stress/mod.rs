@@ -260,6 +260,10 @@ fn reported(server: &ApiServer) -> Vec<ReportedViolation> {
                 ViolationKind::JobOverParallelism => "job-at-most-parallelism-active",
                 ViolationKind::JobDuplicateIndex => "job-one-active-pod-per-index",
                 ViolationKind::JobOverCounted => "job-at-most-completions-counted",
+                ViolationKind::JobPodWhileSuspended => "job-no-pod-while-suspended",
+                ViolationKind::JobFailedDespiteIgnoredFailures => {
+                    "job-failure-policy-ignores-its-failures"
+                }
                 ViolationKind::DaemonSetTwoPodsOnANode => "daemonset-one-pod-per-node",
                 ViolationKind::DaemonSetNeededPodDeleted => "daemonset-no-needed-pod-deleted",
                 ViolationKind::ActionOnMalformedOwner => "no-action-on-malformed-owner",
@@ -346,13 +350,17 @@ fn seed_workload(
                 }
                 ds
             }
-            WorkloadKind::Job => job_manifest(
-                namespace,
-                &name,
-                initial,
-                plan.completions[i],
-                w.indexed && i % 2 == 1,
-            ),
+            WorkloadKind::Job => {
+                let mut job = job_manifest(
+                    namespace,
+                    &name,
+                    initial,
+                    plan.completions[i],
+                    w.indexed && i % 2 == 1,
+                );
+                with_failures(&mut job, w);
+                job
+            }
         };
         let mut manifest = manifest;
         if let Some(limit) = w.revision_history_limit {
@@ -361,6 +369,28 @@ fn seed_workload(
         server.create(w.kind.resource(), namespace, manifest)?;
     }
     Ok(())
+}
+
+/// A Job's failures as the workload asks: its Pods fail one in N with an exit code (the
+/// simulated kubelet reads the annotations), a `podFailurePolicy` ignores some codes, and its
+/// backoff limit.
+fn with_failures(job: &mut serde_json::Value, w: &crate::scenario::Workload) {
+    use crate::kubelet::{EXIT_CODE_ANNOTATION, FAIL_ONE_IN_ANNOTATION};
+    let annotations = &mut job["spec"]["template"]["metadata"]["annotations"];
+    if let Some(n) = w.fail_one_in {
+        annotations[FAIL_ONE_IN_ANNOTATION] = serde_json::json!(n.to_string());
+    }
+    if let Some(code) = w.exit_code {
+        annotations[EXIT_CODE_ANNOTATION] = serde_json::json!(code.to_string());
+    }
+    if !w.ignore_exit_codes.is_empty() {
+        job["spec"]["podFailurePolicy"] = serde_json::json!({"rules": [
+            {"action": "Ignore", "onExitCodes": {"operator": "In", "values": w.ignore_exit_codes}},
+        ]});
+    }
+    if let Some(limit) = w.backoff_limit {
+        job["spec"]["backoffLimit"] = serde_json::json!(limit);
+    }
 }
 
 fn micros_now() -> u64 {
