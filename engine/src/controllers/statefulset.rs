@@ -9,7 +9,7 @@ use crate::cache::ShardCache;
 use crate::controllers::history::{self, Owner, UpdateRevision};
 use crate::key::ObjectKey;
 use crate::object::{Object, PodPhase, PodView};
-use crate::pod_template::{ControllerRef, NewMeta, NewObject, SpecOnly, template_spec, to_body};
+use crate::pod_template::{ControllerRef, NewMeta, NewObject, SpecOnly, to_body};
 use crate::reconcile_error::ensure_well_formed;
 use crate::reconciler::{Context, ReconcileError, Reconciler};
 use crate::resource::Resource;
@@ -91,44 +91,6 @@ fn claims(set: &StatefulSetView, ordinal: usize) -> Result<Vec<Action>, Reconcil
             })
         })
         .collect()
-}
-
-/// The Pod template a Pod is made from: the set's own, or one an older revision records.
-struct Template<'a> {
-    labels: BTreeMap<String, String>,
-    annotations: BTreeMap<String, String>,
-    spec: &'a Map<String, Value>,
-}
-
-impl<'a> Template<'a> {
-    fn of_set(set: &'a StatefulSetView) -> Self {
-        Template {
-            labels: set.template.labels.clone(),
-            annotations: set.template.annotations.clone(),
-            spec: template_spec(&set.raw),
-        }
-    }
-
-    fn recorded(template: &'a Value) -> Self {
-        static EMPTY: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(Map::new);
-        let strings = |field: &str| -> BTreeMap<String, String> {
-            template
-                .pointer(field)
-                .and_then(Value::as_object)
-                .into_iter()
-                .flatten()
-                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
-                .collect()
-        };
-        Template {
-            labels: strings("/metadata/labels"),
-            annotations: strings("/metadata/annotations"),
-            spec: template
-                .pointer("/spec")
-                .and_then(Value::as_object)
-                .unwrap_or(&EMPTY),
-        }
-    }
 }
 
 fn pod_for(
@@ -600,6 +562,10 @@ fn status_of(
     }
     status
 }
+
+mod template;
+
+use template::Template;
 
 #[cfg(test)]
 mod tests;

@@ -2,7 +2,7 @@
 //! the convergence bound.
 
 pub mod catalog;
-pub mod left_by_kcm;
+pub mod takeover;
 pub mod timeline;
 pub mod user;
 pub mod workload;
@@ -75,9 +75,9 @@ pub struct Scenario {
     /// What must hold.
     pub invariants: Invariants,
     /// The workload (and bystanders) seeded as kube-controller-manager leaves them, for a
-    /// takeover: see [`left_by_kcm`].
+    /// takeover: see [`takeover`].
     #[serde(default)]
-    pub takeover: Option<left_by_kcm::Takeover>,
+    pub takeover: Option<takeover::Takeover>,
 }
 
 /// Simulated API server settings.

@@ -2,11 +2,13 @@
 //! a scenario's workload and faults over time, then convergence and the oracle's verdict.
 
 pub mod compare;
+pub mod left_by_kcm;
 pub mod managers;
 pub mod mode;
 pub mod phases;
 pub mod report;
 pub mod run_as;
+pub mod seed;
 pub mod summary;
 
 use crate::apiserver::server::{ApiServer, ServerConfig, ServerError, start};
@@ -23,9 +25,6 @@ use crate::scenario::{FaultKind, FaultWindow, Scenario};
 use crate::stress::managers::{ManagerError, Managers};
 use crate::stress::mode::Mode;
 use crate::stress::report::{FaultEvent, ReportedViolation, StressReport, WriteCounts};
-use crate::workload::{
-    daemonset_manifest_on, job_manifest, replicaset_manifest, statefulset_manifest,
-};
 use std::path::PathBuf;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -327,141 +326,10 @@ fn leader_violations(server: &ApiServer) -> Vec<ReportedViolation> {
         .collect()
 }
 
-/// Creates the workload's sets as the scenario describes them.
-fn seed_workload(
-    server: &ApiServer,
-    namespace: &str,
-    w: &crate::scenario::Workload,
-    plan: &Plan,
-) -> Result<(), StressError> {
-    for i in 0..w.replicasets {
-        let name = w.kind.name(i);
-        let initial = plan.initial[i];
-        let manifest = match w.kind {
-            WorkloadKind::Replicaset => replicaset_manifest(namespace, &name, initial),
-            WorkloadKind::Statefulset => {
-                statefulset_manifest(namespace, &name, initial, w.parallel)
-            }
-            WorkloadKind::Daemonset => {
-                let mut ds = daemonset_manifest_on(namespace, &name, w.node_label.as_deref());
-                if let Some(surge) = w.max_surge {
-                    ds["spec"]["updateStrategy"] = serde_json::json!({"type": "RollingUpdate",
-                        "rollingUpdate": {"maxSurge": surge, "maxUnavailable": 0}});
-                }
-                ds
-            }
-            WorkloadKind::Job => {
-                let mut job = job_manifest(
-                    namespace,
-                    &name,
-                    initial,
-                    plan.completions[i],
-                    w.indexed && i % 2 == 1,
-                );
-                with_failures(&mut job, w);
-                job
-            }
-        };
-        let mut manifest = manifest;
-        if let Some(limit) = w.revision_history_limit {
-            manifest["spec"]["revisionHistoryLimit"] = serde_json::json!(limit);
-        }
-        server.create(w.kind.resource(), namespace, manifest)?;
-    }
-    Ok(())
-}
-
-/// A Job's failures as the workload asks: its Pods fail one in N with an exit code (the
-/// simulated kubelet reads the annotations), a `podFailurePolicy` ignores some codes, and its
-/// backoff limit.
-fn with_failures(job: &mut serde_json::Value, w: &crate::scenario::Workload) {
-    use crate::kubelet::{EXIT_CODE_ANNOTATION, FAIL_ONE_IN_ANNOTATION};
-    let annotations = &mut job["spec"]["template"]["metadata"]["annotations"];
-    if let Some(n) = w.fail_one_in {
-        annotations[FAIL_ONE_IN_ANNOTATION] = serde_json::json!(n.to_string());
-    }
-    if let Some(code) = w.exit_code {
-        annotations[EXIT_CODE_ANNOTATION] = serde_json::json!(code.to_string());
-    }
-    if !w.ignore_exit_codes.is_empty() {
-        job["spec"]["podFailurePolicy"] = serde_json::json!({"rules": [
-            {"action": "Ignore", "onExitCodes": {"operator": "In", "values": w.ignore_exit_codes}},
-        ]});
-    }
-    if let Some(limit) = w.backoff_limit {
-        job["spec"]["backoffLimit"] = serde_json::json!(limit);
-    }
-}
-
 fn micros_now() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
-}
-
-/// What a takeover disrupted: a Pod created or deleted, or a ControllerRevision written, by a
-/// manager, for a bystander at any time or for a workload set before `quiet_until` (server
-/// clock, microseconds).
-fn disruptions(
-    writes: &[crate::oracle::WriteRecord],
-    seeded: &crate::scenario::left_by_kcm::Seeded,
-    quiet_until: u64,
-) -> Vec<ReportedViolation> {
-    let owner_of = |name: &str| -> Option<(bool, String)> {
-        let of = |set: &String| {
-            name == set.as_str()
-                || name
-                    .strip_prefix(set.as_str())
-                    .is_some_and(|rest| rest.starts_with('-'))
-        };
-        if let Some(set) = seeded
-            .bystanders
-            .iter()
-            .filter(|s| of(s))
-            .max_by_key(|s| s.len())
-        {
-            return Some((true, set.clone()));
-        }
-        seeded
-            .workload
-            .iter()
-            .filter(|s| of(s))
-            .max_by_key(|s| s.len())
-            .map(|s| (false, s.clone()))
-    };
-    writes
-        .iter()
-        .filter(|w| {
-            w.user_agent
-                .as_deref()
-                .is_some_and(|ua| ua.starts_with("tidemark"))
-        })
-        .filter(|w| match w.resource {
-            Resource::Pods => matches!(w.verb, Verb::Create | Verb::Delete),
-            Resource::ControllerRevisions => true,
-            _ => false,
-        })
-        .filter_map(|w| {
-            let (bystander, set) = owner_of(&w.name)?;
-            (bystander || w.at_micros < quiet_until).then(|| ReportedViolation {
-                invariant: "takeover-no-disruption".into(),
-                object: format!("{}/{}", w.namespace, w.name),
-                revision: w.revision,
-                detail: format!(
-                    "{:?} of a {} {} by {} {}",
-                    w.verb,
-                    w.resource,
-                    if bystander {
-                        "of the untouched set"
-                    } else {
-                        "during the quiet window, of"
-                    },
-                    w.user_agent.as_deref().unwrap_or(""),
-                    set,
-                ),
-            })
-        })
-        .collect()
 }
 
 /// Runs a scenario to its verdict.
@@ -485,7 +353,7 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
     let takeover = match &scenario.takeover {
         Some(takeover) => {
             let initial = plan.initial.first().copied().unwrap_or(1);
-            let seeded = crate::scenario::left_by_kcm::seed(
+            let seeded = crate::stress::left_by_kcm::seed(
                 &server,
                 namespace,
                 takeover,
@@ -497,7 +365,7 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
             Some((takeover.quiet_seconds, seeded))
         }
         None => {
-            seed_workload(&server, namespace, w, &plan)?;
+            crate::stress::seed::seed_workload(&server, namespace, w, &plan)?;
             None
         }
     };
@@ -560,7 +428,7 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
         );
     }
     if let Some((quiet_seconds, seeded)) = &takeover {
-        violations.extend(disruptions(
+        violations.extend(crate::stress::left_by_kcm::disruptions(
             &server.writes(),
             seeded,
             managers_started + (quiet_seconds * 1e6) as u64,

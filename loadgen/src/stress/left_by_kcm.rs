@@ -4,33 +4,17 @@
 //! labelled with them, ReplicaSets with `pod-template-hash` Pods, and each set's status as KCM
 //! reports it once settled. A controller manager that takes over must find all of it current.
 
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::apiserver::server::ApiServer;
 use crate::apiserver::status::ApiError;
+use crate::oracle::WriteRecord;
 use crate::resource::Resource;
 use crate::scenario::WorkloadKind;
+use crate::scenario::takeover::Takeover;
+use crate::store::Verb;
+use crate::stress::report::ReportedViolation;
 use crate::workload::{daemonset_manifest, replicaset_manifest, statefulset_manifest};
-
-/// The `[takeover]` table of a scenario: sets seeded as KCM leaves them besides the workload's
-/// own (which are seeded the same way), and how long the user leaves everything alone.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Takeover {
-    /// StatefulSets of 3 (`kcm-sts-N`) that nothing changes.
-    #[serde(default)]
-    pub statefulsets: usize,
-    /// DaemonSets on every Node (`kcm-ds-N`) that nothing changes.
-    #[serde(default)]
-    pub daemonsets: usize,
-    /// ReplicaSets of 3 (`kcm-rs-N`) that nothing changes.
-    #[serde(default)]
-    pub replicasets: usize,
-    /// From the managers' start, no Pod or ControllerRevision of any set may be written for this
-    /// long (the workload's first event comes after it); the bystanders never.
-    pub quiet_seconds: f64,
-}
 
 /// The sets seeded: the workload's and the bystanders', by kind and name.
 #[derive(Debug, Clone, Default)]
@@ -305,6 +289,71 @@ pub async fn seed(
         workload,
         bystanders: [sts, ds, rs].concat(),
     })
+}
+
+/// What a takeover disrupted: a Pod created or deleted, or a ControllerRevision written, by a
+/// manager, for a bystander at any time or for a workload set before `quiet_until` (server
+/// clock, microseconds).
+pub fn disruptions(
+    writes: &[WriteRecord],
+    seeded: &Seeded,
+    quiet_until: u64,
+) -> Vec<ReportedViolation> {
+    let owner_of = |name: &str| -> Option<(bool, String)> {
+        let of = |set: &String| {
+            name == set.as_str()
+                || name
+                    .strip_prefix(set.as_str())
+                    .is_some_and(|rest| rest.starts_with('-'))
+        };
+        if let Some(set) = seeded
+            .bystanders
+            .iter()
+            .filter(|s| of(s))
+            .max_by_key(|s| s.len())
+        {
+            return Some((true, set.clone()));
+        }
+        seeded
+            .workload
+            .iter()
+            .filter(|s| of(s))
+            .max_by_key(|s| s.len())
+            .map(|s| (false, s.clone()))
+    };
+    writes
+        .iter()
+        .filter(|w| {
+            w.user_agent
+                .as_deref()
+                .is_some_and(|ua| ua.starts_with("tidemark"))
+        })
+        .filter(|w| match w.resource {
+            Resource::Pods => matches!(w.verb, Verb::Create | Verb::Delete),
+            Resource::ControllerRevisions => true,
+            _ => false,
+        })
+        .filter_map(|w| {
+            let (bystander, set) = owner_of(&w.name)?;
+            (bystander || w.at_micros < quiet_until).then(|| ReportedViolation {
+                invariant: "takeover-no-disruption".into(),
+                object: format!("{}/{}", w.namespace, w.name),
+                revision: w.revision,
+                detail: format!(
+                    "{:?} of a {} {} by {} {}",
+                    w.verb,
+                    w.resource,
+                    if bystander {
+                        "of the untouched set"
+                    } else {
+                        "during the quiet window, of"
+                    },
+                    w.user_agent.as_deref().unwrap_or(""),
+                    set,
+                ),
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
