@@ -43,6 +43,14 @@ pub fn now_rfc3339() -> String {
     now_timestamp().strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
+/// The system clock in microseconds since the Unix epoch, as the oracle stamps commits (always
+/// the system's: it orders a run's records against its managers' logs).
+pub fn wall_micros() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,7 +8,7 @@
 
 use crate::action::{Action, Plan};
 use crate::cache::ShardCache;
-use crate::controllers::history::{self, Owner};
+use crate::controllers::history::{self, Owner, UpdateRevision};
 use crate::key::ObjectKey;
 use crate::object::{Object, PodView};
 use crate::pod_template::{ControllerRef, NewMeta, NewObject, SpecOnly, template_spec, to_body};
@@ -169,8 +169,13 @@ impl Reconciler for DaemonSetController {
         };
         ensure_well_formed(self.name(), ds)?;
         let empty = Value::Object(Map::new());
-        let update = history::update_revision(
-            cache,
+        let recorded = history::owned(cache, &ds.uid);
+        let UpdateRevision {
+            name: current,
+            hash: revision,
+            create: create_revision,
+        } = history::update_revision(
+            &recorded,
             Owner {
                 controller: self.name(),
                 resource: Resource::DaemonSets,
@@ -180,7 +185,6 @@ impl Reconciler for DaemonSetController {
                 template_labels: &ds.template.labels,
             },
         )?;
-        let revision = update.hash.clone();
         let generation = template_generation(ds);
         let mut by_node: BTreeMap<&str, Vec<&PodView>> = BTreeMap::new();
         let mut unplaced: Vec<&PodView> = Vec::new();
@@ -296,7 +300,7 @@ impl Reconciler for DaemonSetController {
         };
         // The revision is written before any Pod that names it, as upstream's history comes
         // before its Pods.
-        if let Some(create) = update.create.clone() {
+        if let Some(create) = create_revision {
             plan.steps.push(vec![create]);
         }
         plan.push_slow_start(creates);
@@ -341,8 +345,8 @@ impl Reconciler for DaemonSetController {
         };
         let cleaned = history::clean_up_daemonset_history(
             &ds.key,
-            &history::owned(cache, &ds.uid),
-            &update.name,
+            &recorded,
+            &current,
             pod_hashes,
             ds.revision_history_limit,
         );

@@ -83,12 +83,18 @@ pub fn hash_of(set: &ObjectKey, revision: &CustomObject) -> String {
     }
 }
 
-/// The revision of `owner`'s template: the newest cached one that records it, else a new one.
+/// The name a new revision of `set`'s `template` gets: `<set>-<hash>`, and the hash.
+pub fn new_revision_name(set: &ObjectKey, template: &Value) -> (String, String) {
+    let hash = template_hash(Some(template));
+    (format!("{}-{hash}", set.name()), hash)
+}
+
+/// The revision of `owner`'s template among its `revisions` (from [`owned`]): the newest that
+/// records it, else a new one.
 pub fn update_revision(
-    cache: &ShardCache,
+    revisions: &[OwnedRevision<'_>],
     owner: Owner<'_>,
 ) -> Result<UpdateRevision, ReconcileError> {
-    let revisions = owned(cache, owner.uid);
     if let Some(equal) = revisions
         .iter()
         .rev()
@@ -100,8 +106,7 @@ pub fn update_revision(
             create: None,
         });
     }
-    let hash = template_hash(Some(owner.template));
-    let name = format!("{}-{hash}", owner.key.name());
+    let (name, hash) = new_revision_name(owner.key, owner.template);
     let next = revisions.last().map_or(1, |r| r.revision.revision + 1);
     let create = revision_object(owner, &name, &hash, next)?;
     Ok(UpdateRevision {

@@ -13,7 +13,6 @@ use crate::pod_template::{ControllerRef, NewMeta, NewObject, SpecOnly, to_body};
 use crate::reconcile_error::ensure_well_formed;
 use crate::reconciler::{Context, ReconcileError, Reconciler};
 use crate::resource::Resource;
-use crate::template_hash::template_hash;
 use crate::views::statefulset::{ClaimTemplate, StatefulSetStatus, StatefulSetView};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -38,11 +37,9 @@ fn running_and_ready(pod: &PodView) -> bool {
 /// The name of the revision this controller writes for `set`'s template when no cached revision
 /// records it (see [`history::update_revision`]).
 pub fn revision_name(set: &StatefulSetView) -> String {
-    format!(
-        "{}-{}",
-        set.key.name(),
-        template_hash(set.raw.get("spec").and_then(|s| s.get("template")))
-    )
+    let empty = Value::Object(Map::new());
+    let template = set.raw.pointer("/spec/template").unwrap_or(&empty);
+    history::new_revision_name(&set.key, template).0
 }
 
 /// At most this many Pods (and their claims) are created per sync under `Parallel`, as
@@ -237,12 +234,13 @@ impl Reconciler for StatefulSetController {
         };
         ensure_well_formed(self.name(), set)?;
         let empty = Value::Object(Map::new());
+        let recorded = history::owned(cache, &set.uid);
         let UpdateRevision {
             name: update_revision,
             create: create_revision,
             ..
         } = history::update_revision(
-            cache,
+            &recorded,
             Owner {
                 controller: self.name(),
                 resource: Resource::StatefulSets,
@@ -274,8 +272,8 @@ impl Reconciler for StatefulSetController {
             .collect();
         let current_template = (current_revision != update_revision)
             .then(|| {
-                history::owned(cache, &set.uid)
-                    .into_iter()
+                recorded
+                    .iter()
                     .find(|r| r.object.key.name() == current_revision)
                     .and_then(|r| r.revision.template())
             })
@@ -321,11 +319,8 @@ impl Reconciler for StatefulSetController {
                     .values()
                     .any(|p| p.labels.get(REVISION_LABEL) == Some(name))
         };
-        let truncated = history::truncate_statefulset_history(
-            &history::owned(cache, &set.uid),
-            live,
-            set.revision_history_limit,
-        );
+        let truncated =
+            history::truncate_statefulset_history(&recorded, live, set.revision_history_limit);
         if !truncated.is_empty() {
             plan.steps.push(truncated);
         }

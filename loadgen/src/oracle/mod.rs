@@ -207,12 +207,6 @@ pub fn pod_is_live(pod: &Value) -> bool {
         )
 }
 
-fn micros_now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
-}
-
 impl Oracle {
     /// A request to create or delete a Pod in `namespace` reached the server: the decision is
     /// judged now, and counted as in flight until it commits or its request ends.
@@ -270,7 +264,7 @@ impl Oracle {
                 (Resource::Nodes, Some(node)) => node_is_marked(node),
                 _ => false,
             },
-            at_micros: micros_now(),
+            at_micros: crate::clock::wall_micros(),
         });
         if matches!(
             c.resource,

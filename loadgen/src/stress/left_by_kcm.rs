@@ -361,12 +361,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn kcm_hashes_are_stable_and_never_look_like_tidemark_s() {
+    fn kcm_hashes_are_stable_and_in_kcm_s_alphabet_never_tidemark_s_hex() {
         assert_eq!(kcm_hash("db"), kcm_hash("db"));
         assert_ne!(kcm_hash("db"), kcm_hash("web"));
-        assert!(
-            kcm_hash("db").chars().any(|c| !c.is_ascii_hexdigit()) || kcm_hash("db").len() != 10
-        );
+        for name in ["db", "web", "agent", "kcm-sts-0"] {
+            let hash = kcm_hash(name);
+            assert!(
+                hash.chars()
+                    .all(|c| "bcdfghjklmnpqrstvwxz2456789".contains(c)),
+                "{hash}"
+            );
+            assert!(
+                hash.chars().any(|c| !c.is_ascii_hexdigit()),
+                "{hash} could be Tidemark's"
+            );
+        }
     }
 
     #[test]

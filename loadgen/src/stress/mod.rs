@@ -326,12 +326,6 @@ fn leader_violations(server: &ApiServer) -> Vec<ReportedViolation> {
         .collect()
 }
 
-fn micros_now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
-}
-
 /// Runs a scenario to its verdict.
 pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
     let scenario = &options.scenario;
@@ -381,7 +375,7 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
         options.gate,
         &options.work_dir,
     );
-    let managers_started = micros_now();
+    let managers_started = crate::clock::wall_micros();
     if let Err(e) = managers.start_all() {
         managers.stop_all().await;
         server.shutdown().await;
