@@ -64,7 +64,7 @@ pub use resource::{RegisterError, Resource, ResourceType};
 pub use router::{ShardId, ShardRouter};
 pub use rv::{NotComparable, ResourceVersion};
 pub use seeded_bug::SeededBug;
-pub use shard::{Change, ControllerSpec, Output, Shard};
+pub use shard::{Change, ControllerSpec, DECISION_PROOF_HOLDS, Output, Shard};
 pub use stats::ControllerStats;
 pub use views::daemonset::DaemonSetView;
 pub use views::job::{JobStatus, JobView};

@@ -30,7 +30,8 @@ impl VirtualClock {
     /// Moves the clock to `offset`; never backwards.
     pub fn advance_to(&mut self, offset: Duration) {
         self.offset = self.offset.max(offset);
-        loadgen::clock::set_wall_clock(Some(self.unix_secs()));
+        let micros = WALL_START_UNIX * 1_000_000 + self.offset.as_micros() as i64;
+        loadgen::clock::set_wall_clock_micros(Some(micros));
         loadgen::clock::set_monotonic_clock(Some(self.now()));
     }
 

@@ -12,6 +12,9 @@ pub enum SimError {
     /// An unknown seeded bug.
     #[error(transparent)]
     Bug(#[from] tidemark_engine::seeded_bug::UnknownBug),
+    /// An unknown workload.
+    #[error("--workload {0:?}: one of replicaset, statefulset, daemonset, job, nodelifecycle")]
+    UnknownWorkload(String),
     /// Shards out of range.
     #[error("--shards {0}: between 1 and 4")]
     Shards(usize),

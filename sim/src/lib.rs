@@ -14,10 +14,12 @@ pub mod run;
 pub mod scheduler;
 pub mod trace;
 pub mod user;
+pub mod workload;
 pub mod world;
 pub mod writes;
 
 pub use error::{SimError, parse_seeds};
 pub use explore::{Exploration, explore};
 pub use run::{Outcome, SimConfig, run};
+pub use workload::Workload;
 pub use world::End;

@@ -4,7 +4,8 @@
 use crate::clock::WallClockGuard;
 use crate::faults::FaultPlan;
 use crate::trace::Trace;
-use crate::world::{End, Event, Setup, WATCHED, World};
+use crate::workload::Workload;
+use crate::world::{End, Event, Setup, World};
 use loadgen::Violation;
 use std::time::Duration;
 use tidemark_engine::{ConsistencyMode, SeededBug};
@@ -17,6 +18,8 @@ pub const EVENT_BUDGET: u64 = 2_000_000;
 pub struct SimConfig {
     /// The seed: every choice of the run is drawn from it.
     pub seed: u64,
+    /// The controller run, with its user's objects.
+    pub workload: Workload,
     /// The controllers' protection.
     pub mode: ConsistencyMode,
     /// An old bug seeded back into the shards.
@@ -43,6 +46,7 @@ impl SimConfig {
     pub fn new(seed: u64, mode: ConsistencyMode) -> Self {
         Self {
             seed,
+            workload: Workload::ReplicaSet,
             mode,
             bug: None,
             eager_user: None,
@@ -61,6 +65,8 @@ impl SimConfig {
 pub struct Outcome {
     /// The seed.
     pub seed: u64,
+    /// The controller run.
+    pub workload: Workload,
     /// The mode.
     pub mode: ConsistencyMode,
     /// Shards used.
@@ -96,14 +102,15 @@ pub fn run(config: &SimConfig) -> Outcome {
     let mut rng = fastrand::Rng::with_seed(config.seed);
     let shards = config.shards.unwrap_or_else(|| rng.usize(1..=4));
     let faults = if config.faults {
-        FaultPlan::draw(&mut rng, &WATCHED, config.fault_window)
+        FaultPlan::draw(&mut rng, config.workload.watched(), config.fault_window)
     } else {
-        FaultPlan::none(&WATCHED)
+        FaultPlan::none(config.workload.watched())
     };
     let fault_end = faults.until;
     let crash = faults.crash;
     let mut world = World::new(Setup {
         rng,
+        workload: config.workload,
         mode: config.mode,
         bug: config.bug,
         shards,
@@ -117,8 +124,8 @@ pub fn run(config: &SimConfig) -> Outcome {
         world.oracle.set_delivery_allowance(allowance);
     }
     world.note(format_args!(
-        "seed {} mode {} shards {shards}",
-        config.seed, config.mode
+        "seed {} workload {} mode {} shards {shards}",
+        config.seed, config.workload, config.mode
     ));
     world.seed_workload(config.fault_window);
     world.queue.at(Duration::from_millis(10), Event::Start);
@@ -151,6 +158,7 @@ pub fn run(config: &SimConfig) -> Outcome {
     };
     Outcome {
         seed: config.seed,
+        workload: config.workload,
         mode: config.mode,
         shards,
         end,

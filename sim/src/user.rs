@@ -1,5 +1,5 @@
-//! The user model: ReplicaSets created before the manager starts, then scaled on a schedule
-//! drawn from the seed while faults are on.
+//! The user model: the workload's objects created before the manager starts, then changed on
+//! a schedule drawn from the seed while faults are on.
 
 /// The namespace every simulated object lives in.
 pub const NAMESPACE: &str = "sim";
@@ -13,4 +13,12 @@ pub struct User {
     /// Scales sets the manager still acts on (the oracle then forgives a decision made on the
     /// previous size within the delivery allowance).
     pub(crate) eager: bool,
+    /// Nodes made so far (`node-0` ..).
+    pub(crate) nodes: usize,
+    /// Images given so far.
+    pub(crate) rolls: usize,
+    /// Nodes whose kubelet does not renew their Lease now.
+    pub(crate) silent: std::collections::BTreeSet<usize>,
+    /// Nodes whose kubelet is gone for good.
+    pub(crate) dead_nodes: Vec<String>,
 }

@@ -155,14 +155,16 @@ impl Controller {
         writes: &mut PendingWrites,
         outbox: &mut Vec<Output>,
     ) {
-        let destructive = plan.is_destructive();
         let Plan {
             steps,
             requeue_after,
             ..
         } = plan;
-        if destructive && self.reconciler.proof_per_decision() {
-            // This decision used its proof; the next one needs a barrier of its own.
+        if self.reconciler.proof_per_decision() {
+            // A proof vouches for the decision it was asked for, destructive or not: one left
+            // unused because the key turned out fine would otherwise vouch, much later, for a
+            // time-based decision ("not renewed for the grace period") on a cache that has
+            // lagged since.
             self.proofs.forget(key);
         }
         let steps: VecDeque<Vec<Action>> = steps.into_iter().filter(|s| !s.is_empty()).collect();

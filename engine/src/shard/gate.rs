@@ -12,6 +12,12 @@ use std::time::Duration;
 /// that reads it needs a fresh barrier even for a proven key.
 pub const QUIET_WATERMARK: Duration = Duration::from_secs(90);
 
+/// How long the proof of a decision that needs one of its own (node lifecycle's "not renewed
+/// for the grace period") holds: such a decision is judged as of its barrier, so one carried
+/// out long after it (its key parked behind a slow watch) would act on a fact that may have
+/// stopped being true. Past this the key asks for a new barrier.
+pub const DECISION_PROOF_HOLDS: Duration = Duration::from_secs(1);
+
 /// What the gate decides on.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Facts {

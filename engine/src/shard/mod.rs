@@ -16,7 +16,7 @@ mod settle;
 mod watch;
 
 pub use controller::ControllerSpec;
-pub use gate::QUIET_WATERMARK;
+pub use gate::{DECISION_PROOF_HOLDS, QUIET_WATERMARK};
 pub use messages::{Change, Output, STARVING_AFTER_SKIPS};
 
 use crate::cache::ShardCache;

@@ -3,7 +3,7 @@
 
 use super::Shard;
 use super::controller::Controller;
-use super::gate::{self, Decision, Facts, PlanFacts, QUIET_WATERMARK};
+use super::gate::{self, DECISION_PROOF_HOLDS, Decision, Facts, PlanFacts, QUIET_WATERMARK};
 use super::messages::{Output, STARVING_AFTER_SKIPS};
 use super::settle::settle;
 use crate::action::Plan;
@@ -25,7 +25,7 @@ impl Shard {
         for index in 0..self.controllers.len() {
             self.poll_controller(index, ctx);
         }
-        if let Some((id, controller)) = self.barriers.start() {
+        if let Some((id, controller)) = self.barriers.start(ctx.now) {
             let resource = self.controllers[controller].reconciler.primary();
             self.outbox.push(Output::Barrier { id, resource });
         }
@@ -171,9 +171,22 @@ impl Shard {
             .record_queue_latency(now.saturating_duration_since(popped.ready_since));
         c.queue.start(&key);
         c.stats.reconciles += 1;
+        // A decision that needs a proof of its own is about time ("not renewed for the grace
+        // period"): it is judged as of the moment its proof's barrier was sent, the last moment
+        // the cache is known to be current, not as of now.
+        let as_of_proof = c
+            .reconciler
+            .proof_per_decision()
+            .then(|| c.proofs.proven_as_of(&key))
+            .flatten()
+            .map(|proven| Context {
+                now: proven.min(ctx.now),
+                unix_secs: ctx.unix_secs,
+            });
+        let judged = as_of_proof.as_ref().unwrap_or(ctx);
         // A reconcile that panics fails its key only; the shard and its other keys go on.
         let reconciled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            c.reconciler.reconcile(&key, &self.cache, ctx)
+            c.reconciler.reconcile(&key, &self.cache, judged)
         }))
         .unwrap_or_else(|payload| {
             c.stats.reconcile_panics += 1;
@@ -275,7 +288,12 @@ impl Shard {
             return (facts, expected);
         }
         let reads = c.reconciler.reads();
-        facts.proven = c.proofs.is_proven(key);
+        facts.proven = match c.proofs.proven_as_of(key) {
+            Some(at) if c.reconciler.proof_per_decision() => {
+                now.saturating_duration_since(at) <= DECISION_PROOF_HOLDS
+            }
+            proof => proof.is_some(),
+        };
         facts.quiet = reads.iter().any(|r| {
             self.moved_at
                 .get(*r)

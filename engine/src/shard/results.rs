@@ -33,7 +33,9 @@ impl Shard {
             },
             Err(why) => Err(why),
         };
-        let keys = self.barriers.finish(id);
+        let Some((keys, sent)) = self.barriers.finish(id) else {
+            return;
+        };
         let mut counted: SmallVec<[usize; 4]> = SmallVec::new();
         for (index, key) in keys {
             let Some(c) = self.controllers.get_mut(index) else {
@@ -54,7 +56,7 @@ impl Shard {
                         c.versions
                             .record_write(&key, owner_uid, *resource, Ok(*revision));
                     }
-                    c.proofs.prove(&key);
+                    c.proofs.prove(&key, sent);
                     c.unknown_outcome.remove(&key);
                     c.queue.wake(&key, now);
                 }

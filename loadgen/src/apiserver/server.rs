@@ -440,6 +440,16 @@ impl ApiServer {
         self.store.get(r, namespace, name).map(|s| s.value.clone())
     }
 
+    /// The store the server serves.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The oracle observing the store.
+    pub fn oracle(&self) -> &SharedOracle {
+        &self.oracle
+    }
+
     /// Every current object of `r`, in key order.
     pub fn list(&self, r: Resource) -> Vec<Value> {
         self.store

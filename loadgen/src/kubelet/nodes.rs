@@ -31,7 +31,7 @@ pub const SYSTEM_NAMESPACES: [&str; 4] = [
 
 /// The current time as a Kubernetes `MicroTime`, e.g. `2026-01-01T00:00:00.000000Z`.
 pub fn now_micro() -> String {
-    let now = jiff::Timestamp::now();
+    let now = crate::clock::now_timestamp();
     format!(
         "{}.{:06}Z",
         now.strftime("%Y-%m-%dT%H:%M:%S"),
@@ -175,21 +175,28 @@ pub fn spawn_renewals(
                 if !control.renews(&name) {
                     continue;
                 }
-                let _ = store.write_as(
-                    Resource::Leases,
-                    NODE_LEASE_NAMESPACE,
-                    &name,
-                    |l| {
-                        if l["spec"].is_object() {
-                            l["spec"]["renewTime"] = Value::from(now_micro());
-                        }
-                    },
-                    Verb::Update,
-                    KUBELET_USER_AGENT,
-                );
+                renew_lease(&store, &name);
             }
         }
     })
+}
+
+/// Sets `node`'s Lease's `spec.renewTime` to now, as its kubelet does; whether it was written.
+pub fn renew_lease(store: &Store, node: &str) -> bool {
+    store
+        .write_as(
+            Resource::Leases,
+            NODE_LEASE_NAMESPACE,
+            node,
+            |l| {
+                if l["spec"].is_object() {
+                    l["spec"]["renewTime"] = Value::from(now_micro());
+                }
+            },
+            Verb::Update,
+            KUBELET_USER_AGENT,
+        )
+        .is_ok()
 }
 
 #[cfg(test)]

@@ -2,27 +2,43 @@
 //! shape of [`ReplicaSetTruth`]: what convergence and the liveness verdict are judged on.
 
 use crate::apiserver::server::ApiServer;
-use crate::oracle::ReplicaSetTruth;
+use crate::oracle::{ReplicaSetTruth, SharedOracle};
 use crate::resource::Resource;
 use crate::scenario::WorkloadKind;
+use crate::store::Store;
+use serde_json::Value;
 
 /// The ground truth about the sets the workload scales.
 pub fn truth(server: &ApiServer, kind: WorkloadKind) -> Vec<ReplicaSetTruth> {
+    truth_in(server.store(), server.oracle(), kind)
+}
+
+/// The ground truth about the sets of `kind` in `store`, as `oracle` has counted their Pods
+/// (the simulation, which has a store and no server, asks this).
+pub fn truth_in(store: &Store, oracle: &SharedOracle, kind: WorkloadKind) -> Vec<ReplicaSetTruth> {
     match kind {
-        WorkloadKind::Replicaset => server.replicaset_truth(),
-        WorkloadKind::Statefulset => server.statefulset_truth(),
-        WorkloadKind::Job => job_truth(server),
-        WorkloadKind::Daemonset => daemonset_truth(server),
+        WorkloadKind::Replicaset => oracle.replicaset_truth(store),
+        WorkloadKind::Statefulset => oracle.statefulset_truth(store),
+        WorkloadKind::Job => job_truth(store),
+        WorkloadKind::Daemonset => daemonset_truth(store),
     }
+}
+
+fn list(store: &Store, r: Resource) -> Vec<Value> {
+    store
+        .all(r, None)
+        .0
+        .into_iter()
+        .map(|s| s.value.clone())
+        .collect()
 }
 
 /// A DaemonSet seen as a set: converged when every Node runs exactly one of its live Pods, none
 /// runs elsewhere, every one is of its template now, and its status says so for its generation.
-fn daemonset_truth(server: &ApiServer) -> Vec<ReplicaSetTruth> {
-    let all_nodes = server.list(Resource::Nodes);
-    let pods = server.list(Resource::Pods);
-    server
-        .list(Resource::DaemonSets)
+fn daemonset_truth(store: &Store) -> Vec<ReplicaSetTruth> {
+    let all_nodes = list(store, Resource::Nodes);
+    let pods = list(store, Resource::Pods);
+    list(store, Resource::DaemonSets)
         .iter()
         .map(|ds| {
             let selector = &ds["spec"]["template"]["spec"]["nodeSelector"];
@@ -38,7 +54,7 @@ fn daemonset_truth(server: &ApiServer) -> Vec<ReplicaSetTruth> {
                 .filter_map(|n| n["metadata"]["name"].as_str().map(str::to_string))
                 .collect();
             let uid = ds["metadata"]["uid"].as_str().unwrap_or("");
-            let live: Vec<&serde_json::Value> = pods
+            let live: Vec<&Value> = pods
                 .iter()
                 .filter(|p| {
                     p["metadata"]["deletionTimestamp"].is_null()
@@ -81,9 +97,8 @@ fn daemonset_truth(server: &ApiServer) -> Vec<ReplicaSetTruth> {
 }
 
 /// A Job seen as a set: converged once it is Complete with exactly `completions` successes.
-fn job_truth(server: &ApiServer) -> Vec<ReplicaSetTruth> {
-    server
-        .list(Resource::Jobs)
+fn job_truth(store: &Store) -> Vec<ReplicaSetTruth> {
+    list(store, Resource::Jobs)
         .iter()
         .map(|j| {
             let complete = j["status"]["conditions"]

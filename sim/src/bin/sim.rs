@@ -14,6 +14,9 @@ struct Cli {
 
 #[derive(clap::Args, Clone)]
 struct Common {
+    /// The controller run: replicaset, statefulset, daemonset, job or nodelifecycle.
+    #[arg(long, default_value = "replicaset")]
+    workload: String,
     /// naive, upstream-1.35, upstream-1.36 or tidemark.
     #[arg(long, default_value = "tidemark")]
     mode: String,
@@ -69,6 +72,7 @@ fn config(seed: u64, common: &Common) -> Result<SimConfig, SimError> {
         return Err(SimError::Shards(n));
     }
     let mut config = SimConfig::new(seed, mode);
+    config.workload = common.workload.parse()?;
     config.bug = common.bug.as_deref().map(str::parse).transpose()?;
     config.eager_user = common.eager_user_ms.map(std::time::Duration::from_millis);
     config.shards = common.shards;
@@ -79,8 +83,9 @@ fn config(seed: u64, common: &Common) -> Result<SimConfig, SimError> {
 
 fn report(outcome: &Outcome) {
     println!(
-        "seed {} mode {} shards {}: {:?} after {} events, {:.1} s virtual, trace {:016x}",
+        "seed {} workload {} mode {} shards {}: {:?} after {} events, {:.1} s virtual, trace {:016x}",
         outcome.seed,
+        outcome.workload,
         outcome.mode,
         outcome.shards,
         outcome.end,
@@ -106,6 +111,15 @@ fn report(outcome: &Outcome) {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // The engine's own reasons (why a key parked, why a plan was held), on stderr when
+    // `RUST_LOG` asks for them.
+    if std::env::var_os("RUST_LOG").is_some() {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_writer(std::io::stderr)
+            .without_time()
+            .init();
+    }
     let result = match cli.command {
         Command::Run {
             seed,
@@ -142,7 +156,10 @@ fn main() -> ExitCode {
                 report(first);
                 println!("last {} events:", first.tail.len());
                 first.tail.iter().for_each(|line| println!("  {line}"));
-                let mut replay = format!("sim run --seed {} --mode {}", first.seed, first.mode);
+                let mut replay = format!(
+                    "sim run --seed {} --workload {} --mode {}",
+                    first.seed, first.workload, first.mode
+                );
                 if let Some(bug) = &common.bug {
                     replay.push_str(&format!(" --bug {bug}"));
                 }

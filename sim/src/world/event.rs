@@ -153,6 +153,34 @@ pub enum Event {
         /// To how many.
         replicas: i32,
     },
+    /// The user gives a set a new image (a StatefulSet or DaemonSet rolls).
+    Roll {
+        /// Which set.
+        set: usize,
+    },
+    /// A new Node joins (DaemonSets place a Pod on it).
+    NodeJoins,
+    /// The kubelet of a Node stops renewing its Lease.
+    NodeSilent {
+        /// Which Node (by index).
+        node: usize,
+        /// For how long; `None`: for good.
+        until: Option<Duration>,
+    },
+    /// The kubelet of a silent Node is back: it renews its Lease and reports Ready.
+    NodeBack {
+        /// Which Node.
+        node: usize,
+    },
+    /// Every Node whose kubelet is alive renews its Lease.
+    Heartbeat,
+    /// A Job's running Pod succeeds.
+    PodFinishes {
+        /// Namespace and name.
+        key: (String, String),
+        /// Its uid.
+        uid: String,
+    },
     /// The process crashes: every shard and cache is lost.
     Crash,
     /// The process starts (again): new shards, every cache listed.
@@ -170,6 +198,8 @@ pub enum End {
     Converged,
     /// The oracle found a violation.
     Violated,
+    /// Node lifecycle marked a Node whose Lease had been renewed within the grace period.
+    LiveNodeMarked(Vec<String>),
     /// Sets not converged within the bound after faults stopped.
     NotConverged(Vec<String>),
     /// The run did not end within its event budget.

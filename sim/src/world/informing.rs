@@ -83,6 +83,12 @@ impl World {
         let mut per_shard = vec![Vec::new(); self.shards.len()];
         let mut placements = Placements::new(&self.router);
         for object in objects {
+            if resource.broadcast() {
+                for slot in per_shard.iter_mut() {
+                    slot.push(object.clone());
+                }
+                continue;
+            }
             let shard = self.router.route(&object);
             placements.listed(&object, shard);
             per_shard[shard.0].push(object);
@@ -197,6 +203,12 @@ impl World {
                 loadgen::store::EventType::Deleted => Change::Deleted(object),
                 _ => Change::Applied(object),
             };
+            if resource.broadcast() {
+                for slot in per_shard.iter_mut() {
+                    slot.push(change.clone());
+                }
+                continue;
+            }
             let placement = self.informers[i].placements.place(&self.router, &change);
             if let (Some(left), Change::Applied(object)) = (placement.left, &change) {
                 per_shard[left.0].push(Change::Departed(object.clone()));

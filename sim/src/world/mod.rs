@@ -7,6 +7,7 @@ mod event;
 mod informing;
 mod kubelet;
 mod user;
+mod verdict;
 
 pub use event::{Answer, End, Event, Read};
 
@@ -17,12 +18,13 @@ use crate::kubelet::Kubelet;
 use crate::scheduler::Scheduler;
 use crate::trace::Trace;
 use crate::user::User;
+use crate::workload::Workload;
 use loadgen::oracle::SharedOracle;
 use loadgen::store::Store;
 use std::time::{Duration, Instant};
 use tidemark_engine::{
-    Action, ConsistencyMode, ControllerSpec, Output, ReplicaSetController, Resource,
-    ResourceVersion, SeededBug, Shard, ShardId, ShardRouter,
+    Action, ConsistencyMode, ControllerSpec, Output, Resource, ResourceVersion, SeededBug, Shard,
+    ShardId, ShardRouter,
 };
 
 /// Everything in a run.
@@ -34,6 +36,7 @@ pub struct World {
     /// The invariant oracle observing the store's commits.
     pub(crate) oracle: SharedOracle,
     pub(crate) router: ShardRouter,
+    pub(crate) workload: Workload,
     pub(crate) mode: ConsistencyMode,
     pub(crate) bug: Option<SeededBug>,
     pub(crate) shards: Vec<Shard>,
@@ -57,6 +60,8 @@ pub struct World {
 pub struct Setup {
     /// The run's generator.
     pub rng: fastrand::Rng,
+    /// The controller run and what its user makes.
+    pub workload: Workload,
     /// Protection mode of the controllers.
     pub mode: ConsistencyMode,
     /// An old bug the shards are given back.
@@ -71,9 +76,6 @@ pub struct Setup {
     pub trace: Trace,
 }
 
-/// The resources the ReplicaSet controller reads, each with its informer.
-pub const WATCHED: [Resource; 2] = [Resource::ReplicaSets, Resource::Pods];
-
 impl World {
     /// A world with no process running yet.
     pub fn new(setup: Setup) -> Self {
@@ -81,7 +83,7 @@ impl World {
         let store = Store::new(setup.faults.history, None);
         let oracle = SharedOracle::observing(&store);
         let shards = (0..setup.shards)
-            .map(|i| Self::build_shard(i, setup.mode, setup.bug, &router))
+            .map(|i| Self::build_shard(i, setup.workload, setup.mode, setup.bug, &router))
             .collect();
         Self {
             rng: setup.rng,
@@ -89,8 +91,11 @@ impl World {
             queue: Scheduler::new(),
             store,
             oracle,
-            informers: WATCHED.iter().map(|&r| Informer::new(r, &router)).collect(),
+            informers: (setup.workload.watched().iter())
+                .map(|&r| Informer::new(r, &router))
+                .collect(),
             router,
+            workload: setup.workload,
             mode: setup.mode,
             bug: setup.bug,
             shards,
@@ -111,11 +116,12 @@ impl World {
     /// A fresh shard as the manager builds it (actors/src/manager.rs `build_shard`).
     fn build_shard(
         index: usize,
+        workload: Workload,
         mode: ConsistencyMode,
         bug: Option<SeededBug>,
         router: &ShardRouter,
     ) -> Shard {
-        let specs = vec![ControllerSpec::new(Box::new(ReplicaSetController), mode)];
+        let specs = vec![ControllerSpec::new(workload.controller(), mode)];
         let shard = Shard::new(ShardId(index), specs).with_router(router.clone());
         match bug {
             Some(bug) => shard.with_seeded_bug(bug),
@@ -210,6 +216,12 @@ impl World {
             Event::PodStarts { key, uid } => self.pod_starts(key, uid),
             Event::PodRemoved { key, uid } => self.pod_removed(key, uid),
             Event::Scale { set, replicas } => self.scale(set, replicas),
+            Event::Roll { set } => self.roll(set),
+            Event::NodeJoins => self.node_joins(),
+            Event::NodeSilent { node, until } => self.node_silent(node, until),
+            Event::NodeBack { node } => self.node_back(node),
+            Event::Heartbeat => self.heartbeat(),
+            Event::PodFinishes { key, uid } => self.pod_finishes(key, uid),
             Event::Crash => self.crash(),
             Event::Start => self.start(),
             Event::FaultsEnd => {
@@ -229,7 +241,7 @@ impl World {
         self.up = false;
         let n = self.shards.len();
         self.shards = (0..n)
-            .map(|i| Self::build_shard(i, self.mode, self.bug, &self.router))
+            .map(|i| Self::build_shard(i, self.workload, self.mode, self.bug, &self.router))
             .collect();
         self.armed = vec![None; n];
         for informer in &mut self.informers {
@@ -250,24 +262,13 @@ impl World {
 
     /// Every set converged, or the bound passed.
     fn check(&mut self) {
-        let behind: Vec<String> = self
-            .oracle
-            .replicaset_truth(&self.store)
-            .into_iter()
-            .filter(|t| !t.is_converged())
-            .map(|t| {
-                format!(
-                    "{}/{}: {} live of {}, status {} (generation {} observed {})",
-                    t.namespace,
-                    t.name,
-                    t.live_pods,
-                    t.spec_replicas,
-                    t.status_replicas,
-                    t.generation,
-                    t.observed_generation
-                )
-            })
-            .collect();
+        let marked = self.live_nodes_marked();
+        if !marked.is_empty() {
+            self.note(format_args!("oracle: {}", marked.join("; ")));
+            self.end = Some(End::LiveNodeMarked(marked));
+            return;
+        }
+        let behind = self.not_converged();
         if behind.is_empty() {
             self.note(format_args!("every set converged"));
             self.end = Some(End::Converged);
