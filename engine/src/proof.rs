@@ -188,7 +188,10 @@ mod tests {
         barriers.request(0, &k("a"));
         let (id, _) = barriers.start(Instant::now()).expect("a read starts");
         assert_eq!(barriers.finish(BarrierId(id.0 + 7)), None);
-        assert!(barriers.finish(id).is_some(), "the real answer still counts");
+        assert!(
+            barriers.finish(id).is_some(),
+            "the real answer still counts"
+        );
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 use tidemark_engine::{
-    DaemonSetController, JobController, NodeLifecycleController, ReplicaSetController, Reconciler,
+    DaemonSetController, JobController, NodeLifecycleController, Reconciler, ReplicaSetController,
     Resource, StatefulSetController,
 };
 

@@ -347,7 +347,9 @@ fn confuse(v: &Value, how: u8) -> Value {
     match (v, how) {
         (Value::Number(n), 0) => Value::from(n.to_string()),
         (Value::Number(n), 1) => Value::from(n.as_f64().unwrap_or(0.0) + 0.5),
-        (Value::Number(n), 2) => Value::from(n.as_i64().unwrap_or(1).saturating_neg().saturating_sub(1)),
+        (Value::Number(n), 2) => {
+            Value::from(n.as_i64().unwrap_or(1).saturating_neg().saturating_sub(1))
+        }
         (Value::Number(_), 3) => Value::from(u64::MAX),
         (Value::String(s), 0) => Value::from(s.len()),
         (Value::String(s), 1) => Value::from(format!("{s}{s}")),

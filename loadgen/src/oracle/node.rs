@@ -48,7 +48,10 @@ pub fn live_nodes_marked_within(
     for w in ordered {
         match w.resource {
             Resource::Leases if w.namespace == NODE_LEASES => {
-                renewals.entry(w.name.as_str()).or_default().push(w.at_micros);
+                renewals
+                    .entry(w.name.as_str())
+                    .or_default()
+                    .push(w.at_micros);
             }
             Resource::Nodes => {
                 let was = marked
@@ -166,7 +169,8 @@ mod tests {
             write(3, 2_000, Resource::Leases, "n1", false),
             write(4, 3_500, Resource::Nodes, "n1", true),
         ];
-        let found = live_nodes_marked_within(&writes, Duration::from_secs(4), Duration::from_secs(2));
+        let found =
+            live_nodes_marked_within(&writes, Duration::from_secs(4), Duration::from_secs(2));
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].renewed_ago_ms, 1_500);
     }

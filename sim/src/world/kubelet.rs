@@ -1,8 +1,8 @@
 //! The kubelet's steps: binding and starting created Pods, running Job Pods to completion,
 //! removing terminating ones, and renewing node Leases.
 
-use super::{Event, World};
 use super::user::HEARTBEAT;
+use super::{Event, World};
 use crate::kubelet::{NODES, TICK};
 use loadgen::DeleteOptions;
 use loadgen::kubelet::nodes::renew_lease;

@@ -54,7 +54,11 @@ impl World {
                 _ => {
                     let name = format!("web-{i}");
                     let replicas = self.rng.i32(1..=4);
-                    (name.clone(), replicaset_manifest(NAMESPACE, &name, replicas), replicas)
+                    (
+                        name.clone(),
+                        replicaset_manifest(NAMESPACE, &name, replicas),
+                        replicas,
+                    )
                 }
             };
             self.create(&name, manifest, size);
@@ -157,7 +161,13 @@ impl World {
 
     /// Changes set `set` with `change` once it has settled (see [`World::scale`]); `retry` is
     /// the event to try again with.
-    fn change_set(&mut self, set: usize, retry: Event, what: &str, change: impl FnOnce(&mut Value)) {
+    fn change_set(
+        &mut self,
+        set: usize,
+        retry: Event,
+        what: &str,
+        change: impl FnOnce(&mut Value),
+    ) {
         let Some(name) = self.user.sets.get(set).cloned() else {
             return;
         };

@@ -4,9 +4,9 @@
 use super::World;
 use crate::workload::NODE_GRACE;
 use crate::writes::WRITE_DEADLINE;
-use tidemark_engine::DECISION_PROOF_HOLDS;
 use loadgen::node_oracle::live_nodes_marked_within;
 use loadgen::oracle::truth::truth_in;
+use tidemark_engine::DECISION_PROOF_HOLDS;
 
 impl World {
     /// What has not converged yet, one line each (empty: converged).
@@ -61,28 +61,26 @@ impl World {
             NODE_GRACE,
             DECISION_PROOF_HOLDS + WRITE_DEADLINE,
         )
-            .into_iter()
-            .map(|m| {
-                format!(
-                    "{} marked at revision {} by {} although its Lease was renewed {} ms before",
-                    m.node,
-                    m.revision,
-                    m.writer.as_deref().unwrap_or("?"),
-                    m.renewed_ago_ms
-                )
-            })
-            .collect()
+        .into_iter()
+        .map(|m| {
+            format!(
+                "{} marked at revision {} by {} although its Lease was renewed {} ms before",
+                m.node,
+                m.revision,
+                m.writer.as_deref().unwrap_or("?"),
+                m.renewed_ago_ms
+            )
+        })
+        .collect()
     }
 }
 
 /// Whether a Node carries node lifecycle's marks: `Ready=Unknown` and the unreachable taint.
 fn node_is_marked(node: &serde_json::Value) -> bool {
-    let unknown = node["status"]["conditions"]
-        .as_array()
-        .is_some_and(|cs| {
-            cs.iter()
-                .any(|c| c["type"] == "Ready" && c["status"] == "Unknown")
-        });
+    let unknown = node["status"]["conditions"].as_array().is_some_and(|cs| {
+        cs.iter()
+            .any(|c| c["type"] == "Ready" && c["status"] == "Unknown")
+    });
     let tainted = node["spec"]["taints"].as_array().is_some_and(|ts| {
         ts.iter()
             .any(|t| t["key"] == "node.kubernetes.io/unreachable")
