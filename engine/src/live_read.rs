@@ -7,6 +7,7 @@ use crate::key::ObjectKey;
 use crate::resource::Resource;
 use crate::rv::ResourceVersion;
 use ahash::AHashMap;
+use std::time::Instant;
 
 /// Names one live read, so a late answer is recognised.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -66,6 +67,8 @@ pub struct Pending {
     pub key: ObjectKey,
     /// What the cache held.
     pub expected: Vec<Expected>,
+    /// When the read was sent: what it finds is true as of then, not as of its answer.
+    pub sent: Instant,
 }
 
 /// The live reads of one shard.
@@ -76,12 +79,13 @@ pub struct LiveReads {
 }
 
 impl LiveReads {
-    /// Starts a read for `key` of controller `controller`.
+    /// Starts a read for `key` of controller `controller`, sent at `now`.
     pub fn start(
         &mut self,
         controller: usize,
         key: ObjectKey,
         expected: Vec<Expected>,
+        now: Instant,
     ) -> LiveReadId {
         self.next += 1;
         let id = LiveReadId(self.next);
@@ -91,6 +95,7 @@ impl LiveReads {
                 controller,
                 key,
                 expected,
+                sent: now,
             },
         );
         id
@@ -157,7 +162,12 @@ mod tests {
     #[test]
     fn an_answered_read_is_forgotten() {
         let mut reads = LiveReads::default();
-        let id = reads.start(0, ObjectKey::new("ns", "web"), vec![owner(rv(1))]);
+        let id = reads.start(
+            0,
+            ObjectKey::new("ns", "web"),
+            vec![owner(rv(1))],
+            Instant::now(),
+        );
         assert!(reads.finish(id).is_some());
         assert!(reads.finish(id).is_none());
     }

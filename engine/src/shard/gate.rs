@@ -15,7 +15,8 @@ pub const QUIET_WATERMARK: Duration = Duration::from_secs(90);
 /// How long the proof of a decision that needs one of its own (node lifecycle's "not renewed
 /// for the grace period") holds: such a decision is judged as of its barrier, so one carried
 /// out long after it (its key parked behind a slow watch) would act on a fact that may have
-/// stopped being true. Past this the key asks for a new barrier.
+/// stopped being true. Past this the objects it rests on are read live first: unchanged, the
+/// fact still holds (a new barrier would wait behind the same slow watch).
 pub const DECISION_PROOF_HOLDS: Duration = Duration::from_secs(1);
 
 /// What the gate decides on.
@@ -60,6 +61,9 @@ pub struct PlanFacts {
     pub quiet: bool,
     /// A cache the controller reads is known to lag (asked of destructive and creating plans).
     pub lagging: bool,
+    /// The decision needs a proof of its own and its proof is older than
+    /// [`DECISION_PROOF_HOLDS`].
+    pub proof_aged: bool,
     /// A live read matched exactly the versions this decision rests on.
     pub verified: bool,
 }
@@ -134,7 +138,11 @@ pub fn decide(facts: &Facts) -> Decision {
     if mode.is_tidemark() && plan.destructive && (!plan.proven || plan.quiet) {
         return Decision::Barrier;
     }
-    if mode.is_tidemark() && (plan.destructive || plan.creates) && plan.lagging && !plan.verified {
+    if mode.is_tidemark()
+        && (plan.destructive || plan.creates)
+        && (plan.lagging || plan.destructive && plan.proof_aged)
+        && !plan.verified
+    {
         return Decision::LiveRead;
     }
     Decision::Proceed

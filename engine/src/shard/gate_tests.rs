@@ -7,7 +7,7 @@
 //! `takeover=pending`, `relisting=true`, `expectations=unmet`,
 //! `freshness=fresh|unknown|stale:RESOURCE@VERSION|deletes:RESOURCE`, `unknown-outcome=true`,
 //! and once the reconciler has decided `plan=ordinary|creates|destructive` with `takeover-wait=MS`,
-//! `proven=true`, `quiet=true`, `lagging=true`, `verified=true`.
+//! `proven=true`, `quiet=true`, `lagging=true`, `proof-aged=true`, `verified=true`.
 
 use super::*;
 use crate::resource::Resource;
@@ -80,6 +80,7 @@ fn facts(args: &str) -> Facts {
             "proven" => plan_mut(&mut plan, name).proven = flag(value),
             "quiet" => plan_mut(&mut plan, name).quiet = flag(value),
             "lagging" => plan_mut(&mut plan, name).lagging = flag(value),
+            "proof-aged" => plan_mut(&mut plan, name).proof_aged = flag(value),
             "verified" => plan_mut(&mut plan, name).verified = flag(value),
             other => panic!("unknown fact {other:?}"),
         }

@@ -240,7 +240,7 @@ impl Shard {
                     .collect();
                 tracing::debug!(controller = c.reconciler.name(), %key, "plan held: a cache it reads is known to lag, live read requested");
                 c.queue.park(&key, ParkTarget::LiveRead, now);
-                let id = self.live_reads.start(index, key.clone(), expected);
+                let id = self.live_reads.start(index, key.clone(), expected, now);
                 self.outbox.push(Output::LiveRead {
                     id,
                     controller: c.reconciler.name(),
@@ -288,19 +288,17 @@ impl Shard {
             return (facts, expected);
         }
         let reads = c.reconciler.reads();
-        facts.proven = match c.proofs.proven_as_of(key) {
-            Some(at) if c.reconciler.proof_per_decision() => {
-                now.saturating_duration_since(at) <= DECISION_PROOF_HOLDS
-            }
-            proof => proof.is_some(),
-        };
+        let proof = c.proofs.proven_as_of(key);
+        facts.proven = proof.is_some();
+        facts.proof_aged = c.reconciler.proof_per_decision()
+            && proof.is_some_and(|at| now.saturating_duration_since(at) > DECISION_PROOF_HOLDS);
         facts.quiet = reads.iter().any(|r| {
             self.moved_at
                 .get(*r)
                 .is_none_or(|at| now.saturating_duration_since(at) >= QUIET_WATERMARK)
         });
         facts.lagging = reads.iter().any(|r| self.is_lagging(*r, now));
-        if facts.lagging {
+        if facts.lagging || facts.proof_aged {
             let primary = c.reconciler.primary();
             expected = std::iter::once((primary, key.clone()))
                 .chain(plan.rests_on.iter().cloned())

@@ -2,6 +2,7 @@
 //! is recorded against the key that asked, which then wakes, parks again or retries.
 
 use super::Shard;
+use super::gate::DECISION_PROOF_HOLDS;
 use crate::live_read::{LiveReadId, Verdict, judge};
 use crate::mode::ConsistencyMode;
 use crate::proof::BarrierId;
@@ -198,6 +199,15 @@ impl Shard {
             self.known.learn(*highest, now);
         }
         match judge(&pending.expected, &live) {
+            Verdict::Current
+                if c.reconciler.proof_per_decision()
+                    && now.saturating_duration_since(pending.sent) > DECISION_PROOF_HOLDS =>
+            {
+                // A fact about time ("not renewed") read this long ago may have stopped being
+                // true while the answer travelled: read again rather than act on it.
+                tracing::debug!(controller = c.reconciler.name(), %key, "live read matched but answered too late to vouch for a time-based decision: deciding again");
+                c.queue.wake(&key, now);
+            }
             Verdict::Current => {
                 tracing::debug!(controller = c.reconciler.name(), %key, "live read matches the cache: the decision goes ahead");
                 c.verified.insert(key.clone(), pending.expected);
