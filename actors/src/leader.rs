@@ -8,7 +8,7 @@ use actix::Addr;
 use kube::Client;
 use kube::api::PostParams;
 use kube::core::Request;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -86,12 +86,7 @@ fn wall_now() -> String {
     let since = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
-    let secs = tidemark_engine::time::format_rfc3339(since.as_secs() as i64);
-    format!(
-        "{}.{:06}Z",
-        secs.trim_end_matches('Z'),
-        since.subsec_micros()
-    )
+    tidemark_engine::time::format_micro_time(i64::try_from(since.as_micros()).unwrap_or(i64::MAX))
 }
 
 /// Why a Lease read or write failed.
@@ -308,52 +303,11 @@ impl LeaderElection {
 }
 
 fn encode(config: &LeaderElectionConfig, record: &LeaseRecord) -> Value {
-    let mut spec = json!({
-        "leaseDurationSeconds": record.lease_duration_seconds,
-        "leaseTransitions": record.transitions,
-    });
-    if let Some(holder) = &record.holder {
-        spec["holderIdentity"] = json!(holder);
-    }
-    if let Some(t) = &record.acquire_time {
-        spec["acquireTime"] = json!(t);
-    }
-    if let Some(t) = &record.renew_time {
-        spec["renewTime"] = json!(t);
-    }
-    let mut metadata = json!({"name": config.name, "namespace": config.namespace});
-    if !record.resource_version.is_empty() {
-        metadata["resourceVersion"] = json!(record.resource_version);
-    }
-    json!({
-        "apiVersion": "coordination.k8s.io/v1",
-        "kind": "Lease",
-        "metadata": metadata,
-        "spec": spec,
-    })
+    record.to_lease(&config.namespace, &config.name)
 }
 
 fn decode(body: &Value) -> Result<LeaseRecord, LeaseError> {
-    let version = body["metadata"]["resourceVersion"]
-        .as_str()
-        .filter(|v| !v.is_empty())
-        .ok_or_else(|| LeaseError::Failed("the Lease has no metadata.resourceVersion".into()))?;
-    let spec = &body["spec"];
-    let text = |field: &str| spec[field].as_str().map(str::to_string);
-    let int = |field: &str| {
-        spec[field]
-            .as_i64()
-            .and_then(|n| i32::try_from(n).ok())
-            .unwrap_or(0)
-    };
-    Ok(LeaseRecord {
-        holder: text("holderIdentity").filter(|h| !h.is_empty()),
-        lease_duration_seconds: int("leaseDurationSeconds"),
-        acquire_time: text("acquireTime"),
-        renew_time: text("renewTime"),
-        transitions: int("leaseTransitions"),
-        resource_version: version.to_string(),
-    })
+    LeaseRecord::from_lease(body).map_err(|e| LeaseError::Failed(e.to_string()))
 }
 
 #[cfg(test)]
@@ -389,7 +343,7 @@ mod tests {
         assert!(body["spec"].get("holderIdentity").is_none());
         assert_eq!(decode(&body).expect("decodes").holder, None);
         let mut body = body;
-        body["metadata"]["resourceVersion"] = json!("");
+        body["metadata"]["resourceVersion"] = Value::from("");
         assert!(matches!(decode(&body), Err(LeaseError::Failed(_))));
     }
 

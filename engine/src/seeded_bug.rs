@@ -15,22 +15,34 @@ pub enum SeededBug {
     /// and a lost leadership, and a cache known to lag asks for no new proof (no live read) —
     /// the lag-triggered live read is how a proof expires today.
     ProofNeverExpires,
+    /// The write fence is checked only before a write is sent: writes carry no deadline, so
+    /// one sent by a leader just before it lost the Lease (paused, partitioned, slow) may
+    /// commit after its successor took over. Carried out by the writer, not the shard: the
+    /// simulation's model of `actors/src/writer.rs` sends without `timeout`.
+    FenceOnlyBeforeSending,
 }
 
 /// A name that is not one of the seeded bugs.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown seeded bug {0:?}: expected relist-keeps-plans or proof-never-expires")]
+#[error(
+    "unknown seeded bug {0:?}: expected relist-keeps-plans, proof-never-expires or fence-only-before-sending"
+)]
 pub struct UnknownBug(pub String);
 
 impl SeededBug {
     /// Every seeded bug.
-    pub const ALL: [SeededBug; 2] = [SeededBug::RelistKeepsPlans, SeededBug::ProofNeverExpires];
+    pub const ALL: [SeededBug; 3] = [
+        SeededBug::RelistKeepsPlans,
+        SeededBug::ProofNeverExpires,
+        SeededBug::FenceOnlyBeforeSending,
+    ];
 
     /// The name used on command lines.
     pub fn name(self) -> &'static str {
         match self {
             Self::RelistKeepsPlans => "relist-keeps-plans",
             Self::ProofNeverExpires => "proof-never-expires",
+            Self::FenceOnlyBeforeSending => "fence-only-before-sending",
         }
     }
 }

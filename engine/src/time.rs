@@ -54,6 +54,17 @@ pub fn format_rfc3339(unix_secs: i64) -> String {
     )
 }
 
+/// Formats Unix microseconds as a Kubernetes `MicroTime`, e.g. `2026-01-01T00:00:00.000000Z`
+/// (a Lease's `acquireTime` and `renewTime`).
+pub fn format_micro_time(unix_micros: i64) -> String {
+    let secs = format_rfc3339(unix_micros.div_euclid(1_000_000));
+    format!(
+        "{}.{:06}Z",
+        secs.trim_end_matches('Z'),
+        unix_micros.rem_euclid(1_000_000)
+    )
+}
+
 // Howard Hinnant's civil calendar algorithms.
 fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
@@ -106,5 +117,13 @@ mod tests {
         for t in [0, 1_796_223_818, 951_782_400, 4_102_444_800] {
             assert_eq!(parse_rfc3339(&format_rfc3339(t)), Some(t));
         }
+    }
+
+    #[test]
+    fn micro_time_keeps_six_fraction_digits() {
+        assert_eq!(
+            format_micro_time(1_767_225_600_000_042),
+            "2026-01-01T00:00:00.000042Z"
+        );
     }
 }

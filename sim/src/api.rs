@@ -9,9 +9,6 @@ use tidemark_engine::{
     Action, DecodeError, Object, Resource, WriteError, WriteErrorKind, WriteResult,
 };
 
-/// The `User-Agent` the simulated manager's writes carry.
-pub const USER_AGENT: &str = "tidemark-sim";
-
 /// loadgen's handle for an engine resource: the one the same description names.
 pub fn api_resource(resource: Resource) -> loadgen::Resource {
     loadgen::Resource::from_type(resource.ty())
@@ -59,10 +56,10 @@ pub fn arrive(store: &Store, oracle: &SharedOracle, action: &Action) -> Option<R
     }
 }
 
-/// Carries out `action` as loadgen's handler for its request does, and answers as the writer
-/// would.
-pub fn perform(store: &Store, action: &Action) -> WriteResult {
-    let ua = Some(USER_AGENT);
+/// Carries out `action` for the process whose User-Agent is `user_agent`, as loadgen's handler
+/// for its request does, and answers as the writer would.
+pub fn perform(store: &Store, action: &Action, user_agent: &str) -> WriteResult {
+    let ua = Some(user_agent);
     let opts = WriteOptions::request(false);
     let written = |r: Result<std::sync::Arc<loadgen::store::Stored>, ApiError>| match r {
         Ok(stored) => WriteResult::Written {
@@ -99,6 +96,7 @@ pub fn perform(store: &Store, action: &Action) -> WriteResult {
             key,
             patch,
             Merge::Json,
+            user_agent,
         )),
         Action::StrategicPatch {
             resource,
@@ -110,6 +108,7 @@ pub fn perform(store: &Store, action: &Action) -> WriteResult {
             key,
             patch,
             Merge::Strategic,
+            user_agent,
         )),
         Action::Delete { resource, key, uid } => {
             let delete = DeleteOptions {
@@ -148,6 +147,7 @@ fn patch_object(
     key: &tidemark_engine::ObjectKey,
     patch: &serde_json::Value,
     merge: Merge,
+    user_agent: &str,
 ) -> Result<std::sync::Arc<loadgen::store::Stored>, ApiError> {
     let (ns, name) = (key.namespace(), key.name());
     for _ in 0..16 {
@@ -165,7 +165,7 @@ fn patch_object(
             name,
             object,
             Subresource::Main,
-            Some(USER_AGENT),
+            Some(user_agent),
             WriteOptions::request(false),
         ) {
             Err(ApiError::Conflict { .. }) => continue,

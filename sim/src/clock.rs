@@ -30,14 +30,18 @@ impl VirtualClock {
     /// Moves the clock to `offset`; never backwards.
     pub fn advance_to(&mut self, offset: Duration) {
         self.offset = self.offset.max(offset);
-        let micros = WALL_START_UNIX * 1_000_000 + self.offset.as_micros() as i64;
-        loadgen::clock::set_wall_clock_micros(Some(micros));
+        loadgen::clock::set_wall_clock_micros(Some(self.unix_micros()));
         loadgen::clock::set_monotonic_clock(Some(self.now()));
     }
 
     /// The monotonic reading passed to the engine as `now`.
     pub fn now(&self) -> Instant {
         self.base + self.offset
+    }
+
+    /// The wall clock in Unix microseconds.
+    pub fn unix_micros(&self) -> i64 {
+        WALL_START_UNIX * 1_000_000 + self.offset.as_micros() as i64
     }
 
     /// The wall clock in Unix seconds, for the engine's `Context` and the store's timestamps.

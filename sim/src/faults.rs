@@ -50,8 +50,16 @@ pub struct FaultPlan {
     pub slow_write: f64,
     /// The longest a slow write takes to reach the server and to be answered.
     pub slow_write_max: Duration,
+    /// Chance that a write is stuck on its way to the server (a stalled connection, a queue
+    /// in front of the API server) for longer than any Lease lasts.
+    pub stuck_write: f64,
+    /// How long a stuck write takes to arrive at most (at least a quarter of it).
+    pub stuck_write_max: Duration,
     /// When the process crashes, and how long until it is back.
     pub crash: Option<(Duration, Duration)>,
+    /// The crash comes with a network partition of this length: the dead process's writes
+    /// still on their way are held until it heals, then delivered.
+    pub partition: Option<Duration>,
 }
 
 fn ms(rng: &mut fastrand::Rng, lo: u64, hi: u64) -> Duration {
@@ -89,9 +97,12 @@ impl FaultPlan {
             lost_response: rng.f64() * 0.1,
             slow_write: rng.f64() * 0.1,
             slow_write_max: ms(rng, 100, 5_000),
-            // The successor starts once the Lease of the crashed process has expired, which
-            // outlasts the writes' deadline (no leader election is modelled: this wait is it).
-            crash: (rng.f64() < 0.3).then(|| (ms(rng, 0, until_ms), ms(rng, 2_500, 6_000))),
+            stuck_write: rng.f64() * 0.02,
+            stuck_write_max: ms(rng, 8_000, 20_000),
+            // The successor starts soon; it leads only once the crashed process's Lease has
+            // expired on its own clock.
+            crash: (rng.f64() < 0.3).then(|| (ms(rng, 0, until_ms), ms(rng, 200, 3_000))),
+            partition: rng.bool().then(|| ms(rng, 4_000, 20_000)),
         }
     }
 
@@ -109,7 +120,10 @@ impl FaultPlan {
             lost_response: 0.0,
             slow_write: 0.0,
             slow_write_max: Duration::ZERO,
+            stuck_write: 0.0,
+            stuck_write_max: Duration::ZERO,
             crash: None,
+            partition: None,
         }
     }
 
@@ -148,6 +162,16 @@ impl FaultPlan {
             ms(rng, 0, self.slow_write_max.as_millis() as u64)
         } else {
             ms(rng, 1, 20)
+        }
+    }
+
+    /// A write's (or a Lease write's) way to the server: a network leg, or stuck.
+    pub fn write_leg(&self, rng: &mut fastrand::Rng, t: Duration) -> Duration {
+        if self.active(t) && rng.f64() < self.stuck_write {
+            let max = self.stuck_write_max.as_millis() as u64;
+            ms(rng, max / 4, max)
+        } else {
+            self.network(rng, t)
         }
     }
 

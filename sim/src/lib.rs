@@ -5,6 +5,7 @@
 
 pub mod api;
 pub mod clock;
+pub mod election;
 pub mod error;
 pub mod explore;
 pub mod faults;

@@ -4,14 +4,19 @@
 //! transport error). Answers to a crashed process reach no one.
 
 use crate::api::{api_resource, arrive, perform};
+use crate::election::user_agent;
 use crate::world::{Answer, Event, Read, World};
 use loadgen::store::RequestId;
 use std::time::Duration;
-use tidemark_engine::{Action, ResourceVersion, WriteError, WriteErrorKind, WriteId, WriteResult};
+use tidemark_engine::{
+    Action, ResourceVersion, SeededBug, WriteError, WriteErrorKind, WriteId, WriteResult,
+};
 
-/// Every write carries this `timeout` (the writer's `with_deadline`, the renew deadline under
-/// leader election) and the server does not apply it later: a crashed process's last writes
-/// cannot land after its successor started, which waits longer than this (see `faults`).
+/// Every write carries this `timeout` (the writer's `with_deadline`: under leader election half
+/// the gap between the lease duration and the renew deadline) and the server does not apply it
+/// later: a leader's last writes cannot land after its successor took the Lease. Without it
+/// (the seeded bug `fence-only-before-sending`) a write stuck on its way lands whenever it
+/// arrives.
 pub const WRITE_DEADLINE: Duration = Duration::from_secs(2);
 
 impl World {
@@ -23,6 +28,17 @@ impl World {
         id: WriteId,
         action: Action,
     ) {
+        if let Some(until) = self.held_until(epoch) {
+            let held = Event::WriteArrives {
+                sent,
+                epoch,
+                shard,
+                id,
+                action,
+            };
+            self.queue.at(until, held);
+            return;
+        }
         let arrival = arrive(&self.store, &self.oracle, &action);
         // Between arrival and commit other writes may commit: the oracle's arrival rule is
         // about exactly that window.
@@ -45,6 +61,13 @@ impl World {
         );
     }
 
+    /// When a request of process `epoch` on its way now gets through, if a partition holds it.
+    pub(crate) fn held_until(&self, epoch: u64) -> Option<Duration> {
+        self.partitioned
+            .filter(|(cut, until)| *cut == epoch && self.now() < *until)
+            .map(|(_, until)| until)
+    }
+
     pub(crate) fn write_commits(
         &mut self,
         sent: Duration,
@@ -54,19 +77,22 @@ impl World {
         action: Action,
         arrival: Option<RequestId>,
     ) {
-        let expired = self.now() > sent + WRITE_DEADLINE;
+        let deadline = self.bug != Some(SeededBug::FenceOnlyBeforeSending);
+        let expired = deadline && self.now() > sent + WRITE_DEADLINE;
         let result = match arrival {
             _ if expired => WriteResult::Failed(WriteError {
                 kind: WriteErrorKind::Server,
                 message: format!("the request's timeout of {WRITE_DEADLINE:?} passed: not applied"),
             }),
             Some(arrival) => {
-                let result =
-                    loadgen::store::commit::sync_scope(arrival, || perform(&self.store, &action));
+                let ua = user_agent(epoch);
+                let result = loadgen::store::commit::sync_scope(arrival, || {
+                    perform(&self.store, &action, &ua)
+                });
                 self.oracle.depart(arrival);
                 result
             }
-            None => perform(&self.store, &action),
+            None => perform(&self.store, &action, &user_agent(epoch)),
         };
         if expired && let Some(arrival) = arrival {
             self.oracle.depart(arrival);

@@ -1,10 +1,12 @@
 //! What happens at a moment of virtual time, and how a run ends.
 
+use super::election::LeaseWriteOutcome;
 use loadgen::store::RequestId;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tidemark_engine::{
-    Action, BarrierId, LiveReadId, ObjectKey, Resource, ResourceVersion, WriteId, WriteResult,
+    Action, BarrierId, LeaseRecord, LiveReadId, ObjectKey, Resource, ResourceVersion, WriteId,
+    WriteResult,
 };
 
 /// A read the shard asked for (a barrier or a live read), on its way to the server.
@@ -181,6 +183,40 @@ pub enum Event {
         /// Its uid.
         uid: String,
     },
+    /// The process reads its Lease and writes what its elector decides.
+    ElectionRound {
+        /// The process.
+        epoch: u64,
+    },
+    /// A Lease write reaches the server.
+    LeaseWriteArrives {
+        /// The process.
+        epoch: u64,
+        /// The record written.
+        record: LeaseRecord,
+        /// A create (no Lease yet), else an update.
+        create: bool,
+        /// When it was sent, on the process's clock.
+        sent_at: Instant,
+        /// When it was sent, in virtual time.
+        sent: Duration,
+    },
+    /// A Lease write's answer reaches the elector.
+    LeaseWriteAnswered {
+        /// The process.
+        epoch: u64,
+        /// The record written.
+        record: LeaseRecord,
+        /// What became of it.
+        outcome: LeaseWriteOutcome,
+        /// When it was sent.
+        sent_at: Instant,
+    },
+    /// The fence of process `epoch` has reached its end, unless renewed since.
+    FenceCloses {
+        /// The process.
+        epoch: u64,
+    },
     /// The process crashes: every shard and cache is lost.
     Crash,
     /// The process starts (again): new shards, every cache listed.
@@ -198,6 +234,8 @@ pub enum End {
     Converged,
     /// The oracle found a violation.
     Violated,
+    /// A process wrote while the Lease named another.
+    SplitLeadership(Vec<String>),
     /// Node lifecycle marked a Node whose Lease had been renewed within the grace period.
     LiveNodeMarked(Vec<String>),
     /// Sets not converged within the bound after faults stopped.

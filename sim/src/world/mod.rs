@@ -3,6 +3,7 @@
 //! (actors/src/shard_actor.rs): feed the shard, then pump it (poll, carry out its outputs, arm
 //! its timer for `next_deadline`).
 
+mod election;
 mod event;
 mod informing;
 mod kubelet;
@@ -23,8 +24,8 @@ use loadgen::oracle::SharedOracle;
 use loadgen::store::Store;
 use std::time::{Duration, Instant};
 use tidemark_engine::{
-    Action, ConsistencyMode, ControllerSpec, Output, Resource, ResourceVersion, SeededBug, Shard,
-    ShardId, ShardRouter,
+    Action, ConsistencyMode, ControllerSpec, Elector, Output, Resource, ResourceVersion, SeededBug,
+    Shard, ShardId, ShardRouter, WriteError, WriteErrorKind, WriteResult,
 };
 
 /// Everything in a run.
@@ -44,6 +45,12 @@ pub struct World {
     /// The process generation: bumped by a crash, so answers to a dead process are dropped.
     pub(crate) epoch: u64,
     pub(crate) up: bool,
+    /// The running process's side of leader election.
+    pub(crate) elector: Elector,
+    /// The revision of its last Lease write: its shards lead once their caches reach it.
+    pub(crate) lease_written: Option<ResourceVersion>,
+    /// A crashed process cut off from the server until then: its writes on their way wait.
+    pub(crate) partitioned: Option<(u64, Duration)>,
     pub(crate) informers: Vec<Informer>,
     pub(crate) faults: FaultPlan,
     pub(crate) kubelet: Kubelet,
@@ -102,6 +109,9 @@ impl World {
             armed: vec![None; setup.shards],
             epoch: 0,
             up: false,
+            elector: Elector::new(crate::election::elector_config(0)),
+            lease_written: None,
+            partitioned: None,
             faults: setup.faults,
             kubelet: Kubelet::default(),
             user: User::default(),
@@ -222,6 +232,25 @@ impl World {
             Event::NodeBack { node } => self.node_back(node),
             Event::Heartbeat => self.heartbeat(),
             Event::PodFinishes { key, uid } => self.pod_finishes(key, uid),
+            Event::ElectionRound { epoch } => self.election_round(epoch),
+            Event::LeaseWriteArrives {
+                epoch,
+                record,
+                create,
+                sent_at,
+                sent,
+            } => self.lease_write_arrives(epoch, record, create, sent_at, sent),
+            Event::LeaseWriteAnswered {
+                epoch,
+                record,
+                outcome,
+                sent_at,
+            } => self.lease_write_answered(epoch, record, outcome, sent_at),
+            Event::FenceCloses { epoch } => {
+                if epoch == self.epoch && self.up {
+                    self.align();
+                }
+            }
             Event::Crash => self.crash(),
             Event::Start => self.start(),
             Event::FaultsEnd => {
@@ -237,6 +266,10 @@ impl World {
     /// already sent still reach the server, their answers reach no one.
     fn crash(&mut self) {
         self.note(format_args!("process crashes"));
+        if let Some(length) = self.faults.partition {
+            self.partitioned = Some((self.epoch, self.now() + length));
+            self.note(format_args!("its network is cut for {length:?}"));
+        }
         self.epoch += 1;
         self.up = false;
         let n = self.shards.len();
@@ -254,6 +287,7 @@ impl World {
         let epoch = self.epoch;
         self.note(format_args!("process starts (epoch {epoch})"));
         self.up = true;
+        self.start_election();
         for i in 0..self.informers.len() {
             let latency = self.network();
             self.relist(i, latency);
@@ -262,6 +296,12 @@ impl World {
 
     /// Every set converged, or the bound passed.
     fn check(&mut self) {
+        let split = self.split_leadership();
+        if !split.is_empty() {
+            self.note(format_args!("oracle: {}", split.join("; ")));
+            self.end = Some(End::SplitLeadership(split));
+            return;
+        }
         let marked = self.live_nodes_marked();
         if !marked.is_empty() {
             self.note(format_args!("oracle: {}", marked.join("; ")));
@@ -326,6 +366,27 @@ impl World {
         let epoch = self.epoch;
         let now = self.now();
         match output {
+            Output::Write(request) if !self.fence_open() => {
+                // The writer checks the fence right before sending (actors/src/writer.rs).
+                self.note(format_args!(
+                    "shard {s}: fence closed, {} {} not sent",
+                    request.action.verb(),
+                    request.action.resource()
+                ));
+                let result = WriteResult::Failed(WriteError {
+                    kind: WriteErrorKind::Fenced,
+                    message: "not leader: the write fence is closed".into(),
+                });
+                self.after(
+                    Duration::from_micros(100),
+                    Event::WriteAnswered {
+                        epoch,
+                        shard: s,
+                        id: request.id,
+                        result,
+                    },
+                );
+            }
             Output::Write(request) => {
                 self.note(format_args!(
                     "shard {s} sends {} {} {} for {}",
@@ -334,7 +395,7 @@ impl World {
                     describe(&request.action),
                     request.owner
                 ));
-                let latency = self.faults.network(&mut self.rng, now);
+                let latency = self.faults.write_leg(&mut self.rng, now);
                 self.after(
                     latency,
                     Event::WriteArrives {

@@ -2,9 +2,11 @@
 //! converged, and whether node lifecycle marked a Node whose Lease was alive.
 
 use super::World;
+use crate::election::{LEASE_NAME, LEASE_NAMESPACE};
 use crate::workload::NODE_GRACE;
 use crate::writes::WRITE_DEADLINE;
 use loadgen::node_oracle::live_nodes_marked_within;
+use loadgen::oracle::leadership::split_leadership;
 use loadgen::oracle::truth::truth_in;
 use tidemark_engine::DECISION_PROOF_HOLDS;
 
@@ -45,6 +47,22 @@ impl World {
                 !node_is_marked(&node.value)
             })
             .map(|name| format!("{name}: silent for good and not marked"))
+            .collect()
+    }
+
+    /// Every write a process made while the Lease named another, one line each.
+    pub(crate) fn split_leadership(&self) -> Vec<String> {
+        split_leadership(&self.oracle.writes(), LEASE_NAMESPACE, LEASE_NAME)
+            .into_iter()
+            .map(|s| {
+                format!(
+                    "{} wrote {} at revision {} while the Lease named {}",
+                    s.writer,
+                    s.object,
+                    s.revision,
+                    s.holder.as_deref().unwrap_or("nobody")
+                )
+            })
             .collect()
     }
 
