@@ -15,6 +15,9 @@ pub enum SimError {
     /// An unknown workload.
     #[error("--workload {0:?}: one of replicaset, statefulset, daemonset, job, nodelifecycle")]
     UnknownWorkload(String),
+    /// An unknown schedule.
+    #[error("--schedule {0:?}: random or relist-race")]
+    UnknownSchedule(String),
     /// Shards out of range.
     #[error("--shards {0}: between 1 and 4")]
     Shards(usize),

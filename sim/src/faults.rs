@@ -44,6 +44,8 @@ pub struct FaultPlan {
     pub gone_on_resume: f64,
     /// Revisions of history the store keeps (compaction beyond them: `410`).
     pub history: u64,
+    /// A request's network leg when it is not slow, in milliseconds (lowest, highest).
+    pub leg_ms: (u64, u64),
     /// Chance that a write is applied but its response is lost (answered as a transport error).
     pub lost_response: f64,
     /// Chance that a write is slow, and how slow at most.
@@ -94,6 +96,7 @@ impl FaultPlan {
             drop: rng.f64() * 0.03,
             gone_on_resume: rng.f64() * 0.5,
             history: rng.u64(50..=2_000),
+            leg_ms: (1, 20),
             lost_response: rng.f64() * 0.1,
             slow_write: rng.f64() * 0.1,
             slow_write_max: ms(rng, 100, 5_000),
@@ -103,6 +106,16 @@ impl FaultPlan {
             // expired on its own clock.
             crash: (rng.f64() < 0.3).then(|| (ms(rng, 0, until_ms), ms(rng, 200, 3_000))),
             partition: rng.bool().then(|| ms(rng, 4_000, 20_000)),
+        }
+    }
+
+    /// Prompt watches and requests whose every leg takes `leg_ms` over `window`, nothing
+    /// lost, no crash: the ground an aimed schedule sets its own race on.
+    pub fn steady(resources: &[Resource], window: Duration, leg_ms: (u64, u64)) -> Self {
+        Self {
+            until: window,
+            leg_ms,
+            ..Self::none(resources)
         }
     }
 
@@ -117,6 +130,7 @@ impl FaultPlan {
             drop: 0.0,
             gone_on_resume: 0.0,
             history: 10_000,
+            leg_ms: (1, 20),
             lost_response: 0.0,
             slow_write: 0.0,
             slow_write_max: Duration::ZERO,
@@ -161,7 +175,7 @@ impl FaultPlan {
         if self.active(t) && rng.f64() < self.slow_write {
             ms(rng, 0, self.slow_write_max.as_millis() as u64)
         } else {
-            ms(rng, 1, 20)
+            ms(rng, self.leg_ms.0, self.leg_ms.1)
         }
     }
 

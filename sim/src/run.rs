@@ -3,6 +3,7 @@
 
 use crate::clock::WallClockGuard;
 use crate::faults::FaultPlan;
+use crate::schedule::{RELIST_RACE_ALLOWANCE, RELIST_RACE_LEG_MS, RELIST_RACES, Schedule};
 use crate::trace::Trace;
 use crate::workload::Workload;
 use crate::world::{End, Event, Setup, World};
@@ -31,6 +32,8 @@ pub struct SimConfig {
     pub shards: Option<usize>,
     /// Whether faults are drawn (off: a run with none, to check the harness itself).
     pub faults: bool,
+    /// Random faults, or a schedule aimed at one race.
+    pub schedule: Schedule,
     /// How long faults last.
     pub fault_window: Duration,
     /// How long after the faults every set must have converged.
@@ -52,6 +55,7 @@ impl SimConfig {
             eager_user: None,
             shards: None,
             faults: true,
+            schedule: Schedule::Random,
             fault_window: Duration::from_secs(30),
             converge_within: Duration::from_secs(90),
             trace_tail: 40,
@@ -101,10 +105,16 @@ pub fn run(config: &SimConfig) -> Outcome {
     fastrand::seed(config.seed);
     let mut rng = fastrand::Rng::with_seed(config.seed);
     let shards = config.shards.unwrap_or_else(|| rng.usize(1..=4));
-    let faults = if config.faults {
-        FaultPlan::draw(&mut rng, config.workload.watched(), config.fault_window)
-    } else {
+    let faults = if !config.faults {
         FaultPlan::none(config.workload.watched())
+    } else if config.schedule == Schedule::RelistRace {
+        FaultPlan::steady(
+            config.workload.watched(),
+            config.fault_window,
+            RELIST_RACE_LEG_MS,
+        )
+    } else {
+        FaultPlan::draw(&mut rng, config.workload.watched(), config.fault_window)
     };
     let fault_end = faults.until;
     let crash = faults.crash;
@@ -122,6 +132,11 @@ pub fn run(config: &SimConfig) -> Outcome {
     if let Some(allowance) = config.eager_user {
         world.user.eager = true;
         world.oracle.set_delivery_allowance(allowance);
+    }
+    if config.schedule == Schedule::RelistRace && config.faults {
+        world.user.eager = true;
+        world.oracle.set_delivery_allowance(RELIST_RACE_ALLOWANCE);
+        world.races_left = RELIST_RACES;
     }
     world.note(format_args!(
         "seed {} workload {} mode {} shards {shards}",

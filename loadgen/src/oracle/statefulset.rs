@@ -159,7 +159,7 @@ impl StatefulSetOracle {
                 if (ordinal as i64) >= fewest {
                     None
                 } else {
-                    self.judge_replacement(uid, set, ordinal, pod)
+                    self.judge_replacement(uid, set, ordinal, pod, fewest)
                 }
             }
         }?;
@@ -179,13 +179,16 @@ impl StatefulSetOracle {
 
     /// A wanted ordinal's Pod is deleted: fine only as a rolling update's replacement of a Pod
     /// of an older template, at or above the partition, with fewer than `maxUnavailable` wanted
-    /// Pods unavailable.
+    /// Pods unavailable. Wanted are the ordinals below `wanted`: the fewest the set asked for
+    /// within the delivery allowance, since a scale-up the decision could not have known of
+    /// adds missing ordinals it could not have counted.
     fn judge_replacement(
         &self,
         uid: &str,
         set: &SetInfo,
         ordinal: usize,
         pod: &Value,
+        wanted: i64,
     ) -> Option<ViolationKind> {
         let outdated = mark_of(pod) != set.mark;
         let Some((partition, max_unavailable)) = set.rolling.filter(|_| outdated) else {
@@ -194,7 +197,7 @@ impl StatefulSetOracle {
         if (ordinal as i64) < partition {
             return Some(ViolationKind::WantedOrdinalDeleted);
         }
-        let unavailable = (0..usize::try_from(set.desired.now).unwrap_or(0))
+        let unavailable = (0..usize::try_from(wanted).unwrap_or(0))
             .filter(|o| {
                 self.live
                     .get(&(uid.to_string(), *o))
@@ -380,6 +383,27 @@ mod tests {
         o.record_pod(None, Some(&pod_of(2, false, "2")));
         assert_eq!(
             kind_of(&o, Decision::Delete(&pod_of(1, true, "1"))),
+            Some(ViolationKind::RolloutBeyondMaxUnavailable)
+        );
+    }
+
+    #[test]
+    fn a_replacement_decided_before_a_scale_up_it_could_not_know_of_is_fair_within_the_allowance() {
+        let mut o = StatefulSetOracle::default();
+        let t = Instant::now();
+        o.record_set(None, Some(&rolled(3, "2")), t);
+        for i in 0..3 {
+            o.record_pod(None, Some(&pod_of(i, true, "1")));
+        }
+        o.record_set(Some(&rolled(3, "2")), Some(&rolled(4, "2")), t);
+        let replace = Decision::Delete(&pod_of(2, true, "1"));
+        assert_eq!(
+            kind_at(&o, replace, t + Duration::from_millis(5)),
+            None,
+            "ordinal 3, missing, was not wanted when the decision was made"
+        );
+        assert_eq!(
+            kind_at(&o, replace, t + Duration::from_secs(1)),
             Some(ViolationKind::RolloutBeyondMaxUnavailable)
         );
     }

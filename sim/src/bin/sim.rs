@@ -30,6 +30,9 @@ struct Common {
     /// Shards (1 to 4); drawn from the seed when not given.
     #[arg(long)]
     shards: Option<usize>,
+    /// random, or relist-race (faults aimed at a change learned only from a relist).
+    #[arg(long, default_value = "random")]
+    schedule: String,
     /// Run without faults (checks the harness itself).
     #[arg(long)]
     no_faults: bool,
@@ -73,6 +76,7 @@ fn config(seed: u64, common: &Common) -> Result<SimConfig, SimError> {
     }
     let mut config = SimConfig::new(seed, mode);
     config.workload = common.workload.parse()?;
+    config.schedule = common.schedule.parse()?;
     config.bug = common.bug.as_deref().map(str::parse).transpose()?;
     config.eager_user = common.eager_user_ms.map(std::time::Duration::from_millis);
     config.shards = common.shards;
@@ -162,6 +166,9 @@ fn main() -> ExitCode {
                 );
                 if let Some(bug) = &common.bug {
                     replay.push_str(&format!(" --bug {bug}"));
+                }
+                if config.schedule != tidemark_sim::Schedule::Random {
+                    replay.push_str(&format!(" --schedule {}", config.schedule));
                 }
                 if let Some(ms) = common.eager_user_ms {
                     replay.push_str(&format!(" --eager-user-ms {ms}"));

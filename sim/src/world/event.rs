@@ -217,6 +217,12 @@ pub enum Event {
         /// The process.
         epoch: u64,
     },
+    /// The aimed race: the user changes set `set` while its plan runs, and the watch that would
+    /// tell of it ends with `410`.
+    RelistRace {
+        /// The set's name.
+        set: String,
+    },
     /// The process crashes: every shard and cache is lost.
     Crash,
     /// The process starts (again): new shards, every cache listed.

@@ -51,6 +51,8 @@ pub struct World {
     pub(crate) lease_written: Option<ResourceVersion>,
     /// A crashed process cut off from the server until then: its writes on their way wait.
     pub(crate) partitioned: Option<(u64, Duration)>,
+    /// Relist races the aimed schedule may still set up.
+    pub(crate) races_left: u32,
     pub(crate) informers: Vec<Informer>,
     pub(crate) faults: FaultPlan,
     pub(crate) kubelet: Kubelet,
@@ -112,6 +114,7 @@ impl World {
             elector: Elector::new(crate::election::elector_config(0)),
             lease_written: None,
             partitioned: None,
+            races_left: 0,
             faults: setup.faults,
             kubelet: Kubelet::default(),
             user: User::default(),
@@ -251,6 +254,7 @@ impl World {
                     self.align();
                 }
             }
+            Event::RelistRace { set } => self.relist_race(&set),
             Event::Crash => self.crash(),
             Event::Start => self.start(),
             Event::FaultsEnd => {
@@ -395,6 +399,21 @@ impl World {
                     describe(&request.action),
                     request.owner
                 ));
+                if self.races_left > 0
+                    && matches!(
+                        &request.action,
+                        Action::Create {
+                            resource: Resource::Pods,
+                            ..
+                        }
+                    )
+                    && self.rng.f64() < 0.25
+                {
+                    self.races_left -= 1;
+                    let set = request.owner.name().to_string();
+                    let at = Duration::from_micros(self.rng.u64(100..=5_000));
+                    self.after(at, Event::RelistRace { set });
+                }
                 let latency = self.faults.write_leg(&mut self.rng, now);
                 self.after(
                     latency,

@@ -217,6 +217,33 @@ impl World {
         });
     }
 
+    /// The relist race (see [`crate::schedule::Schedule::RelistRace`]): set `set` is made
+    /// smaller while its plan runs, and its resource's watch ends at once with `410`, before it
+    /// has delivered the change.
+    pub(crate) fn relist_race(&mut self, set: &str) {
+        let Some(index) = self.user.sets.iter().position(|s| s == set) else {
+            return;
+        };
+        let field = match self.workload {
+            Workload::Job => "parallelism",
+            _ => "replicas",
+        };
+        let current = self
+            .store
+            .get(self.set_resource(), NAMESPACE, set)
+            .and_then(|s| s.value["spec"][field].as_i64())
+            .unwrap_or(0);
+        if current < 1 {
+            return;
+        }
+        let smaller = self.rng.i64(0..current) as i32;
+        self.note(format_args!(
+            "aimed: {set} shrinks mid-plan, its watch ends"
+        ));
+        self.scale(index, smaller);
+        self.end_for_relist(0, "410 Gone, aimed at the relist race");
+    }
+
     /// A new Node joins, once every DaemonSet has settled: a Node joining while a rollout's
     /// plan runs changes its budget under it, the race [`World::scale`] describes.
     pub(crate) fn node_joins(&mut self) {
