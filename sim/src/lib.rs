@@ -4,6 +4,7 @@
 //! function of its seed, so a failure replays exactly from the seed it prints.
 
 pub mod api;
+pub mod budget;
 pub mod clock;
 pub mod election;
 pub mod error;
@@ -14,6 +15,7 @@ pub mod kubelet;
 pub mod run;
 pub mod schedule;
 pub mod scheduler;
+pub mod shrink;
 pub mod trace;
 pub mod user;
 pub mod workload;
@@ -24,5 +26,6 @@ pub use error::{SimError, parse_seeds};
 pub use explore::{Exploration, explore};
 pub use run::{Outcome, SimConfig, run};
 pub use schedule::Schedule;
+pub use shrink::{Removal, Shrunk, shrink};
 pub use workload::Workload;
 pub use world::End;

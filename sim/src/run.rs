@@ -4,10 +4,12 @@
 use crate::clock::WallClockGuard;
 use crate::faults::FaultPlan;
 use crate::schedule::{RELIST_RACE_ALLOWANCE, RELIST_RACE_LEG_MS, RELIST_RACES, Schedule};
+use crate::shrink::Removal;
 use crate::trace::Trace;
 use crate::workload::Workload;
 use crate::world::{End, Event, Setup, World};
 use loadgen::Violation;
+use std::collections::BTreeSet;
 use std::time::Duration;
 use tidemark_engine::{ConsistencyMode, SeededBug};
 
@@ -42,6 +44,8 @@ pub struct SimConfig {
     pub trace_tail: usize,
     /// Keep every trace line.
     pub full_trace: bool,
+    /// Faults and user changes taken away (by shrinking).
+    pub removed: BTreeSet<Removal>,
 }
 
 impl SimConfig {
@@ -60,6 +64,7 @@ impl SimConfig {
             converge_within: Duration::from_secs(90),
             trace_tail: 40,
             full_trace: false,
+            removed: BTreeSet::new(),
         }
     }
 }
@@ -89,6 +94,10 @@ pub struct Outcome {
     pub tail: Vec<String>,
     /// Every trace line, if asked.
     pub full: Option<Vec<String>>,
+    /// The faults the run had (after any removal).
+    pub faults: FaultPlan,
+    /// How many changes the user drew.
+    pub user_changes: usize,
 }
 
 impl Outcome {
@@ -105,7 +114,7 @@ pub fn run(config: &SimConfig) -> Outcome {
     fastrand::seed(config.seed);
     let mut rng = fastrand::Rng::with_seed(config.seed);
     let shards = config.shards.unwrap_or_else(|| rng.usize(1..=4));
-    let faults = if !config.faults {
+    let mut faults = if !config.faults {
         FaultPlan::none(config.workload.watched())
     } else if config.schedule == Schedule::RelistRace {
         FaultPlan::steady(
@@ -116,6 +125,9 @@ pub fn run(config: &SimConfig) -> Outcome {
     } else {
         FaultPlan::draw(&mut rng, config.workload.watched(), config.fault_window)
     };
+    for removal in &config.removed {
+        removal.apply(&mut faults);
+    }
     let fault_end = faults.until;
     let crash = faults.crash;
     let mut world = World::new(Setup {
@@ -129,6 +141,12 @@ pub fn run(config: &SimConfig) -> Outcome {
         trace: Trace::new(config.trace_tail, config.full_trace),
     });
     world.clock.advance_to(Duration::ZERO);
+    world.user.dropped = (config.removed.iter())
+        .filter_map(|r| match r {
+            Removal::UserChange(n) => Some(*n),
+            _ => None,
+        })
+        .collect();
     if let Some(allowance) = config.eager_user {
         world.user.eager = true;
         world.oracle.set_delivery_allowance(allowance);
@@ -183,5 +201,7 @@ pub fn run(config: &SimConfig) -> Outcome {
         virtual_time: world.clock.elapsed(),
         tail: world.trace.tail().map(str::to_string).collect(),
         full: world.trace.full().map(<[String]>::to_vec),
+        faults: world.faults.clone(),
+        user_changes: world.user.drawn,
     }
 }

@@ -21,4 +21,8 @@ pub struct User {
     pub(crate) silent: std::collections::BTreeSet<usize>,
     /// Nodes whose kubelet is gone for good.
     pub(crate) dead_nodes: Vec<String>,
+    /// Changes drawn so far.
+    pub(crate) drawn: usize,
+    /// Changes shrinking dropped, by the order they were drawn in.
+    pub(crate) dropped: std::collections::BTreeSet<usize>,
 }

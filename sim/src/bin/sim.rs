@@ -51,8 +51,22 @@ enum Command {
         /// Print every trace line.
         #[arg(long)]
         trace: bool,
+        /// If the run fails, take away every fault and user change it does not need and print
+        /// the trace of what is left.
+        #[arg(long)]
+        shrink: bool,
         #[command(flatten)]
         common: Common,
+    },
+    /// The CI budget: every workload with the gate on over many seeds, every baseline caught,
+    /// every seeded bug found; a table, and a non-zero exit if any line misses.
+    Budget {
+        /// Seeds per workload with the gate on (the baselines get as many).
+        #[arg(long, default_value_t = 2_000)]
+        seeds: u64,
+        /// Threads to run entries on.
+        #[arg(long, default_value_t = 2)]
+        threads: usize,
     },
     /// Run a range of seeds; print seeds per second and the first failing seed.
     Explore {
@@ -113,6 +127,66 @@ fn report(outcome: &Outcome) {
     }
 }
 
+/// Shrinks a failing run and prints what it did not need and the trace of what is left;
+/// whether the run passed.
+fn shrink_and_report(config: &SimConfig) -> bool {
+    let Some(shrunk) = tidemark_sim::shrink(config) else {
+        println!("seed {} passes: nothing to shrink", config.seed);
+        return true;
+    };
+    println!(
+        "shrunk in {} runs; not needed for the failure: {:?}",
+        shrunk.runs, shrunk.removed
+    );
+    report(&shrunk.outcome);
+    let trace = shrunk.outcome.full.as_deref().unwrap_or_default();
+    println!("trace of what is left ({} lines):", trace.len());
+    trace.iter().for_each(|line| println!("{line}"));
+    false
+}
+
+/// Runs and prints the budget; whether every line met its expectation.
+fn budget(seeds: u64, threads: usize) -> bool {
+    use tidemark_sim::budget::{Expect, plan, replay, run_budget};
+    let (rows, elapsed) = run_budget(plan(seeds), threads);
+    let total: u64 = rows.iter().map(|r| r.found.runs).sum();
+    println!(
+        "{:<14} {:<14} {:<12} {:<26} {:>7} {:>9} {:>8}  verdict",
+        "workload", "mode", "schedule", "seeded bug", "seeds", "first bad", "seeds/s"
+    );
+    for row in &rows {
+        let e = &row.entry;
+        let expect = match e.expect {
+            Expect::Clean => "must pass every seed".to_string(),
+            Expect::CaughtWithin(n) => format!("must be caught within {n}"),
+        };
+        println!(
+            "{:<14} {:<14} {:<12} {:<26} {:>7} {:>9} {:>8.0}  {} ({expect})",
+            e.workload.name(),
+            e.mode.to_string(),
+            e.schedule.name(),
+            e.bug.map_or("-".to_string(), |b| b.to_string()),
+            row.found.runs,
+            row.found
+                .seeds_to_first_failure
+                .map_or("-".to_string(), |n| n.to_string()),
+            row.found.seeds_per_second(),
+            if row.met() { "ok" } else { "MISSED" },
+        );
+        if !row.met()
+            && let Some(line) = replay(row)
+        {
+            println!("    replay: {line}");
+        }
+    }
+    println!(
+        "{total} seeds in {:.1} s on {threads} threads: {:.0} seeds/s",
+        elapsed.as_secs_f64(),
+        total as f64 / elapsed.as_secs_f64().max(1e-9)
+    );
+    rows.iter().all(|r| r.met())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // The engine's own reasons (why a key parked, why a plan was held), on stderr when
@@ -128,8 +202,12 @@ fn main() -> ExitCode {
         Command::Run {
             seed,
             trace,
+            shrink,
             common,
         } => config(seed, &common).map(|mut config| {
+            if shrink {
+                return shrink_and_report(&config);
+            }
             config.full_trace = trace;
             let outcome = run(&config);
             report(&outcome);
@@ -141,6 +219,7 @@ fn main() -> ExitCode {
             }
             outcome.passed()
         }),
+        Command::Budget { seeds, threads } => Ok(budget(seeds, threads)),
         Command::Explore {
             seeds,
             keep_going,
@@ -174,6 +253,7 @@ fn main() -> ExitCode {
                     replay.push_str(&format!(" --eager-user-ms {ms}"));
                 }
                 println!("replay: {replay}");
+                println!("shrink: {replay} --shrink");
             }
             Ok(found.failures == 0)
         }),

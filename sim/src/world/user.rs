@@ -68,12 +68,12 @@ impl World {
                     Workload::Job => self.rng.i32(1..=4),
                     _ => self.rng.i32(0..=6),
                 };
-                self.queue.at(at, Event::Scale { set: i, replicas });
+                self.user_event(at, Event::Scale { set: i, replicas });
             }
             if self.workload == Workload::StatefulSet {
                 for _ in 0..self.rng.usize(1..=3) {
                     let at = Duration::from_millis(self.rng.u64(1_000..=window_ms));
-                    self.queue.at(at, Event::Roll { set: i });
+                    self.user_event(at, Event::Roll { set: i });
                 }
             }
         }
@@ -88,12 +88,12 @@ impl World {
             self.create(&name, daemonset_manifest(NAMESPACE, &name), 0);
             for _ in 0..self.rng.usize(0..=2) {
                 let at = Duration::from_millis(self.rng.u64(1_000..=window_ms));
-                self.queue.at(at, Event::Roll { set: i });
+                self.user_event(at, Event::Roll { set: i });
             }
         }
         for _ in 0..self.rng.usize(0..=2) {
             let at = Duration::from_millis(self.rng.u64(1_000..=window_ms));
-            self.queue.at(at, Event::NodeJoins);
+            self.user_event(at, Event::NodeJoins);
         }
     }
 
@@ -108,7 +108,7 @@ impl World {
             let node = self.rng.usize(0..LIFECYCLE_NODES);
             let at = Duration::from_millis(self.rng.u64(1_000..=window_ms));
             let silent = Duration::from_millis(self.rng.u64(1_000..=10_000));
-            self.queue.at(
+            self.user_event(
                 at,
                 Event::NodeSilent {
                     node,
@@ -122,6 +122,17 @@ impl World {
             Event::NodeSilent { node, until: None },
         );
         self.queue.at(HEARTBEAT, Event::Heartbeat);
+    }
+
+    /// Schedules the user's next change, unless shrinking dropped it (changes are numbered in
+    /// the order they are drawn, so dropping one leaves the others as they were).
+    fn user_event(&mut self, at: Duration, event: Event) {
+        let n = self.user.drawn;
+        self.user.drawn += 1;
+        if self.user.dropped.contains(&n) {
+            return;
+        }
+        self.queue.at(at, event);
     }
 
     fn create(&mut self, name: &str, manifest: Value, size: i32) {
