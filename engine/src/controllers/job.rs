@@ -179,7 +179,8 @@ impl Reconciler for JobController {
             ensure_well_formed(self.name(), *pod)?;
         }
         let mut active: Vec<&PodView> = pods.iter().copied().filter(|p| p.is_active()).collect();
-        let terminating: Vec<&PodView> = pods.iter().copied().filter(|p| is_terminating(p)).collect();
+        let terminating: Vec<&PodView> =
+            pods.iter().copied().filter(|p| is_terminating(p)).collect();
         let per_index = per_index(job, &pods);
         let mut tally = track(job, &pods, per_index.as_ref());
         let succeeded_total = tally
@@ -206,9 +207,9 @@ impl Reconciler for JobController {
             start => start,
         };
         let deadline_exceeded = !job.suspended
-            && job.active_deadline_seconds.is_some_and(|d| {
-                start_time.is_some_and(|s| ctx.unix_secs.saturating_sub(s) >= d)
-            });
+            && job
+                .active_deadline_seconds
+                .is_some_and(|d| start_time.is_some_and(|s| ctx.unix_secs.saturating_sub(s) >= d));
         let facts = Facts {
             tally: &tally,
             failed_total,
@@ -234,7 +235,10 @@ impl Reconciler for JobController {
             writes
         } else {
             edits.push(suspended_condition);
-            let terminating_indexes = terminating.iter().filter_map(|p| p.completion_index).collect();
+            let terminating_indexes = terminating
+                .iter()
+                .filter_map(|p| p.completion_index)
+                .collect();
             manage(
                 job,
                 &mut active,

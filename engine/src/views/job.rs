@@ -115,14 +115,13 @@ impl JobView {
         }
         let backoff_limit_per_index = spec.get(&mut c, "backoffLimitPerIndex").int32(&mut c, 0);
         let max_failed_indexes = spec.get(&mut c, "maxFailedIndexes").int32(&mut c, 0);
-        let backoff_limit = spec
-            .get(&mut c, "backoffLimit")
-            .int32(&mut c, 0)
-            .unwrap_or(if backoff_limit_per_index.is_some() {
+        let backoff_limit = spec.get(&mut c, "backoffLimit").int32(&mut c, 0).unwrap_or(
+            if backoff_limit_per_index.is_some() {
                 i32::MAX
             } else {
                 6
-            });
+            },
+        );
         let active_deadline_seconds = spec.get(&mut c, "activeDeadlineSeconds").int64(&mut c, 0);
         let indexed = spec
             .get(&mut c, "completionMode")

@@ -11,7 +11,7 @@ pub mod meta;
 pub mod nodes;
 pub mod pod;
 pub mod pod_failure_policy;
-pub mod success_policy;
 pub mod replicaset;
 pub mod revision;
 pub mod statefulset;
+pub mod success_policy;

@@ -79,8 +79,8 @@ mod tests {
     fn policy(rules: serde_json::Value, completions: i32) -> SuccessPolicy {
         let value = json!({ "rules": rules });
         let mut c = Checker::default();
-        let p = SuccessPolicy::read(&Field::root(&value), &mut c, Some(completions))
-            .expect("a policy");
+        let p =
+            SuccessPolicy::read(&Field::root(&value), &mut c, Some(completions)).expect("a policy");
         assert!(c.finish().is_none());
         p
     }
@@ -96,8 +96,14 @@ mod tests {
             10,
         );
         assert_eq!(p.matched(&set("0-2")), None);
-        assert_eq!(p.matched(&set("0-3")), Some("Matched rules at index 0".into()));
-        assert_eq!(p.matched(&set("1,5,7")), Some("Matched rules at index 1".into()));
+        assert_eq!(
+            p.matched(&set("0-3")),
+            Some("Matched rules at index 0".into())
+        );
+        assert_eq!(
+            p.matched(&set("1,5,7")),
+            Some("Matched rules at index 1".into())
+        );
     }
 
     #[test]
@@ -107,7 +113,10 @@ mod tests {
             5,
         );
         assert_eq!(p.matched(&set("0,2")), None);
-        assert_eq!(p.matched(&set("0,2,4")), Some("Matched rules at index 1".into()));
+        assert_eq!(
+            p.matched(&set("0,2,4")),
+            Some("Matched rules at index 1".into())
+        );
         assert_eq!(p.matched(&IndexSet::default()), None);
     }
 }

@@ -75,7 +75,10 @@ pub(super) fn per_index<'a>(job: &JobView, pods: &[&'a PodView]) -> Option<PerIn
         let Some(i) = index_of(job, pod) else {
             continue;
         };
-        if !is_failed(job, pod) || succeeded.contains(i) || failed.contains(i) || active.contains(&i)
+        if !is_failed(job, pod)
+            || succeeded.contains(i)
+            || failed.contains(i)
+            || active.contains(&i)
         {
             continue;
         }

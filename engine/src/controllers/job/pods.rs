@@ -108,9 +108,7 @@ pub(super) fn is_terminating(pod: &PodView) -> bool {
 /// What the Job's podFailurePolicy makes of the failed `pod` (no policy: it counts).
 pub(super) fn verdict(job: &JobView, pod: &PodView) -> Verdict {
     match (&job.pod_failure_policy, &pod.failure) {
-        (Some(policy), Some(failure)) => {
-            policy.judge(pod.key.namespace(), pod.key.name(), failure)
-        }
+        (Some(policy), Some(failure)) => policy.judge(pod.key.namespace(), pod.key.name(), failure),
         _ => Verdict::Count,
     }
 }

@@ -39,7 +39,8 @@ impl Condition {
 
     /// Setting it changes the conditions `list` (upstream's `ensureJobConditionStatus`).
     pub(super) fn changes(&self, list: Option<&Value>) -> bool {
-        let same = |c: &Value, field: &str, want: &str| c.get(field).and_then(Value::as_str) == Some(want);
+        let same =
+            |c: &Value, field: &str, want: &str| c.get(field).and_then(Value::as_str) == Some(want);
         let existing = list
             .and_then(Value::as_array)
             .and_then(|cs| cs.iter().find(|c| same(c, "type", self.kind)));
@@ -73,7 +74,10 @@ pub(super) struct StatusUpdate<'t, 'p> {
 }
 
 /// The Job as observed with its status updated (other status fields kept).
-pub(super) fn with_status(job: &JobView, update: StatusUpdate<'_, '_>) -> Result<Value, ReconcileError> {
+pub(super) fn with_status(
+    job: &JobView,
+    update: StatusUpdate<'_, '_>,
+) -> Result<Value, ReconcileError> {
     let unbuildable = |message: &str| ReconcileError::Unbuildable {
         controller: "job",
         key: job.key.clone(),
@@ -97,7 +101,10 @@ pub(super) fn with_status(job: &JobView, update: StatusUpdate<'_, '_>) -> Result
         json!({"succeeded": tally.uncounted_succeeded, "failed": tally.uncounted_failed}),
     );
     if let Some(start) = update.start_time {
-        status.insert("startTime".into(), json!(crate::time::format_rfc3339(start)));
+        status.insert(
+            "startTime".into(),
+            json!(crate::time::format_rfc3339(start)),
+        );
     }
     if job.indexed {
         status.insert(
@@ -120,12 +127,19 @@ pub(super) fn with_status(job: &JobView, update: StatusUpdate<'_, '_>) -> Result
         };
         for c in &update.conditions {
             let body = c.body(update.now);
-            match list.iter_mut().find(|old| old.get("type").and_then(Value::as_str) == Some(c.kind)) {
+            match list
+                .iter_mut()
+                .find(|old| old.get("type").and_then(Value::as_str) == Some(c.kind))
+            {
                 Some(old) => *old = body,
                 None => list.push(body),
             }
         }
-        if update.conditions.iter().any(|c| c.kind == "Complete" && c.on) {
+        if update
+            .conditions
+            .iter()
+            .any(|c| c.kind == "Complete" && c.on)
+        {
             status.insert(
                 "completionTime".into(),
                 json!(crate::time::format_rfc3339(update.now)),

@@ -99,7 +99,7 @@ fn condition<'a>(status: &'a Value, kind: &str) -> &'a Value {
         .unwrap_or(&Value::Null)
 }
 
-/// Pods deleted by the plan, by name.
+/// Pods deleted by the plan, by name in order.
 fn deleted(plan: &Plan) -> Vec<String> {
     actions(plan)
         .into_iter()
@@ -107,6 +107,8 @@ fn deleted(plan: &Plan) -> Vec<String> {
             Action::Delete { key, .. } => Some(key.name().to_string()),
             _ => None,
         })
+        .collect::<BTreeSet<_>>()
+        .into_iter()
         .collect()
 }
 
@@ -134,7 +136,10 @@ fn a_null_conditions_list_gets_the_finished_condition() {
     });
     let status = status.expect("status");
     assert_eq!(kinds(&status), ["SuccessCriteriaMet", "Complete"]);
-    assert_eq!(condition(&status, "Complete")["reason"], "CompletionsReached");
+    assert_eq!(
+        condition(&status, "Complete")["reason"],
+        "CompletionsReached"
+    );
     assert_eq!(
         condition(&status, "Complete")["message"],
         "Reached expected number of succeeded pods"
