@@ -222,7 +222,7 @@ impl Reconciler for JobController {
         let writes = if job.finished() || job.terminating {
             PodWrites::delete_all(&active)
         } else if let Some(done) = &verdict {
-            tally.let_go_unfinished(job, &pods, done.failed);
+            tally.let_go_all(job, &pods, per_index.as_ref(), done.failed);
             edits.push(done.interim());
             if tally.all_counted() && active.is_empty() && terminating.is_empty() {
                 edits.push(done.terminal());
@@ -256,7 +256,7 @@ impl Reconciler for JobController {
             || tally.failed != job.status.failed
             || start_time != job.status.start_time
             || active_after != job.status.active
-            || job.status.terminating != Some(count(terminating.len()))
+            || (!job.finished() && job.status.terminating != Some(count(terminating.len())))
             || !edits.is_empty()
             || (job.indexed && tally.completed_indexes != job.status.completed_indexes)
             || failed_indexes.is_some_and(|f| job.status.failed_indexes.as_ref() != Some(f));

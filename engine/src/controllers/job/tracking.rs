@@ -123,16 +123,33 @@ impl Tally<'_> {
 }
 
 impl<'a> Tally<'a> {
-    /// A finishing Job lets go of its deleted Pods that have not finished, as upstream's
-    /// `canRemoveFinalizer` does once the Job has a finished condition: when it fails they are
-    /// recorded as failed first ("every non-terminated pod is considered failed").
-    pub(super) fn let_go_unfinished(&mut self, job: &JobView, pods: &[&'a PodView], failing: bool) {
+    /// A finishing Job lets go of every Pod it still holds, as upstream's `canRemoveFinalizer`
+    /// does once the Job has a finished condition: failed Pods held for a replacement that will
+    /// not come are recorded as failures, and deleted Pods that have not finished are recorded
+    /// as failed too when the Job fails ("every non-terminated pod is considered failed").
+    pub(super) fn let_go_all(
+        &mut self,
+        job: &JobView,
+        pods: &[&'a PodView],
+        per_index: Option<&PerIndex<'_>>,
+        failing: bool,
+    ) {
         for pod in pods {
-            if !pod.job_tracking || !is_terminating(pod) || is_failed(job, pod) {
+            if !pod.job_tracking {
                 continue;
             }
+            let held = per_index.is_some_and(|p| p.holds(pod));
+            let unfinished = is_terminating(pod) && !is_failed(job, pod);
+            if !held && !unfinished {
+                continue;
+            }
+            let counts = if held {
+                verdict(job, pod).counts()
+            } else {
+                failing
+            };
             let uid = pod.uid.as_str();
-            if known(job, uid) || !failing {
+            if known(job, uid) || !counts {
                 self.unfinalize.push(*pod);
             } else {
                 self.uncounted_failed.push(uid.to_string());

@@ -179,3 +179,23 @@ fn backoff_limit_per_index_lifts_the_default_backoff_limit() {
     let p = plan(&j, vec![]);
     assert_eq!(creates(&p), 3);
 }
+
+#[test]
+fn a_failing_job_lets_go_of_a_pod_held_for_its_replacement() {
+    let j = job(
+        per_index(2, json!({"backoffLimit": 0})),
+        json!({"failed": 1}),
+    );
+    let held = failed_at("pi-0-a", 0, 1, 0);
+    let p = plan(&j, vec![held]);
+    let s = status(&p).expect("status");
+    assert_eq!(
+        condition(s, "FailureTarget")["reason"],
+        "BackoffLimitExceeded"
+    );
+    assert_eq!(
+        s["uncountedTerminatedPods"]["failed"],
+        json!(["uid-pi-0-a"])
+    );
+    assert_eq!(creates(&p), 0);
+}
