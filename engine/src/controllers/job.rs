@@ -48,6 +48,8 @@ struct PodWrites {
     /// Job no longer wants is not a failure.
     released: Vec<Action>,
     deletes: Vec<Action>,
+    /// Pods are due later (an index's backoff): sync again after this many seconds.
+    retry_after: Option<i64>,
 }
 
 impl PodWrites {
@@ -73,15 +75,15 @@ impl PodWrites {
 fn manage(
     job: &JobView,
     active: &mut [&PodView],
-    terminating: usize,
+    terminating: &[&PodView],
     tally: &Tally<'_>,
     per_index: Option<&PerIndex<'_>>,
-    terminating_indexes: &BTreeSet<u32>,
+    now: i64,
 ) -> Result<PodWrites, ReconcileError> {
     let mut writes = PodWrites::default();
     let parallelism = usize::try_from(job.parallelism).unwrap_or(0);
     let waiting = if job.only_replace_failed {
-        terminating
+        terminating.len()
     } else {
         0
     };
@@ -98,13 +100,22 @@ fn manage(
     if job.indexed {
         let mut busy: BTreeSet<u32> = active.iter().filter_map(|p| p.completion_index).collect();
         if job.only_replace_failed {
-            busy.extend(terminating_indexes);
+            busy.extend(terminating.iter().filter_map(|p| p.completion_index));
         }
         let done = match per_index {
             Some(p) => tally.completed_indexes.union(&p.failed),
             None => tally.completed_indexes.clone(),
         };
-        let pending = done.first_missing(u32::try_from(completions).unwrap_or(0), &busy, room);
+        let mut pending = done.first_missing(u32::try_from(completions).unwrap_or(0), &busy, room);
+        if let Some(p) = per_index {
+            pending.retain(|&i| match p.backoff_left(i, now) {
+                0 => true,
+                left => {
+                    writes.retry_after = Some(writes.retry_after.map_or(left, |r| r.min(left)));
+                    false
+                }
+            });
+        }
         writes.creates = pending
             .into_iter()
             .map(|i| pod_for(job, Some(i), per_index.map(|p| p.failures_for(job, i))))
@@ -235,17 +246,13 @@ impl Reconciler for JobController {
             writes
         } else {
             edits.push(suspended_condition);
-            let terminating_indexes = terminating
-                .iter()
-                .filter_map(|p| p.completion_index)
-                .collect();
             manage(
                 job,
                 &mut active,
-                terminating.len(),
+                &terminating,
                 &tally,
                 per_index.as_ref(),
-                &terminating_indexes,
+                ctx.unix_secs,
             )?
         };
         edits.retain(|c| c.changes(conditions(job)));
@@ -282,13 +289,19 @@ impl Reconciler for JobController {
         plan.steps.push(releases);
         plan.push_slow_start(writes.creates);
         plan.steps.push(writes.deletes);
-        if let (Some(d), Some(start)) = (job.active_deadline_seconds, start_time)
-            && !job.finished()
-            && !job.suspended
-        {
-            let left = start.saturating_add(d).saturating_sub(ctx.unix_secs).max(1);
+        let deadline = match (job.active_deadline_seconds, start_time) {
+            (Some(d), Some(start)) if !job.finished() && !job.suspended => {
+                Some(start.saturating_add(d).saturating_sub(ctx.unix_secs))
+            }
+            _ => None,
+        };
+        let again = match (deadline, writes.retry_after) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        if let Some(left) = again {
             plan.requeue_after = Some(std::time::Duration::from_secs(
-                u64::try_from(left).unwrap_or(1),
+                u64::try_from(left.max(1)).unwrap_or(1),
             ));
         }
         Ok(plan)

@@ -92,6 +92,9 @@ pub struct PodFailure {
     pub exit_codes: Vec<(String, i32)>,
     /// The Pod's conditions, `(type, status)`.
     pub conditions: Vec<(String, String)>,
+    /// When its last container finished (Unix seconds), if every container reports when it
+    /// did: upstream's `getFinishTimeFromContainers`, which a Job's per-index backoff counts from.
+    pub finished_at: Option<i64>,
 }
 
 /// An Indexed Job Pod's `batch.kubernetes.io/job-index-failure-count` and
@@ -260,6 +263,7 @@ impl PodView {
             restarts = restarts.saturating_add(count);
         }
         if phase == PodPhase::Failed {
+            let (mut latest, mut all_finished) = (None::<i64>, true);
             for list in ["status.containerStatuses", "status.initContainerStatuses"] {
                 for status in root.get(&mut c, list).items(&mut c) {
                     let name = status.get(&mut c, "name").string(&mut c).unwrap_or("");
@@ -269,8 +273,18 @@ impl PodView {
                     if let Some(code) = code.filter(|code| *code != 0) {
                         failure.exit_codes.push((name.to_string(), code));
                     }
+                    if list == "status.containerStatuses" {
+                        let at = status
+                            .get(&mut c, "state.terminated.finishedAt")
+                            .timestamp(&mut c);
+                        match at {
+                            Some(at) => latest = Some(latest.map_or(at, |l| l.max(at))),
+                            None => all_finished = false,
+                        }
+                    }
                 }
             }
+            failure.finished_at = latest.filter(|_| all_finished);
         }
         let created = root
             .get(&mut c, "metadata.creationTimestamp")

@@ -190,6 +190,7 @@ mod tests {
                 .iter()
                 .map(|(k, s)| (k.to_string(), s.to_string()))
                 .collect(),
+            finished_at: None,
         }
     }
 

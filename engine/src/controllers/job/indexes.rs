@@ -2,7 +2,8 @@
 //! has already failed `backoffLimitPerIndex` times (or that a `FailIndex` rule matches) is failed
 //! for good and recorded in `status.failedIndexes`; each replacement carries its index's failure
 //! count in an annotation, read from the failed Pod it replaces, whose finalizer is kept until
-//! the replacement exists so that the count cannot be lost.
+//! the replacement exists so that the count cannot be lost. A replacement waits out the index's
+//! own backoff, counted from when the Pod it replaces finished.
 
 use super::pods::{is_failed, verdict};
 use crate::index_set::IndexSet;
@@ -115,5 +116,45 @@ impl PerIndex<'_> {
         pod.completion_index
             .and_then(|i| self.replaced.get(&i))
             .is_some_and(|p| p.uid == pod.uid)
+    }
+}
+
+/// Upstream's `DefaultJobPodFailureBackOff`: the wait after one failure, doubled for each more.
+const FIRST_BACKOFF_SECS: i64 = 10;
+/// Upstream's `MaxJobPodFailureBackOff`.
+const MAX_BACKOFF_SECS: i64 = 600;
+
+/// When the failed Pod finished, as upstream's `getFinishedTime` looks it up: its containers,
+/// else its Ready condition turning False, else its creation (the deletion time it also tries
+/// is not kept in the cache).
+fn finished_at(pod: &PodView) -> i64 {
+    pod.failure
+        .as_ref()
+        .and_then(|f| f.finished_at)
+        .or(pod.ready_since.filter(|_| !pod.ready))
+        .unwrap_or(pod.created)
+}
+
+impl PerIndex<'_> {
+    /// Seconds index `i` must still wait before its next Pod at `now` (upstream's
+    /// `getRemainingTimePerIndex`): 0 without a failed Pod to replace.
+    pub(super) fn backoff_left(&self, i: u32, now: i64) -> i64 {
+        let Some(pod) = self.replaced.get(&i) else {
+            return 0;
+        };
+        let failures = pod.index_failures.total().saturating_add(1);
+        let mut backoff = FIRST_BACKOFF_SECS;
+        for _ in 1..failures {
+            backoff = (backoff * 2).min(MAX_BACKOFF_SECS);
+            if backoff == MAX_BACKOFF_SECS {
+                break;
+            }
+        }
+        let elapsed = now.saturating_sub(finished_at(pod));
+        if backoff < elapsed {
+            0
+        } else {
+            backoff - elapsed
+        }
     }
 }

@@ -251,6 +251,7 @@ fn failed_with(name: &str, code: i32) -> PodView {
     p.failure = Some(Box::new(crate::views::pod::PodFailure {
         exit_codes: vec![("c".into(), code)],
         conditions: Vec::new(),
+        finished_at: None,
     }));
     p
 }

@@ -199,3 +199,20 @@ fn a_failing_job_lets_go_of_a_pod_held_for_its_replacement() {
     );
     assert_eq!(creates(&p), 0);
 }
+
+#[test]
+fn a_replacement_waits_out_its_index_backoff() {
+    let j = job(per_index(5, json!({})), json!({}));
+    let mut failed = failed_at("pi-0-a", 0, 1, 2);
+    if let Some(f) = failed.failure.as_mut() {
+        // Its index's third failure, 10 s ago: 40 s of backoff, 30 s left.
+        f.finished_at = Some(990);
+    }
+    let p = plan(
+        &j,
+        vec![failed, running_at("pi-1-a", 1), running_at("pi-2-a", 2)],
+    );
+    assert_eq!(creates(&p), 0);
+    assert_eq!(p.requeue_after, Some(std::time::Duration::from_secs(30)));
+    assert!(unfinalized(&p).is_empty(), "still held for the replacement");
+}
