@@ -295,6 +295,24 @@ mod tests {
     }
 
     #[test]
+    fn per_index_limits_lift_the_backoff_limit_and_a_failure_policy_replaces_only_failed_pods() {
+        let j = job(json!({"backoffLimitPerIndex": 1}), json!({}));
+        assert_eq!(j.backoff_limit, i32::MAX);
+        assert!(!j.only_replace_failed);
+        let j = job(json!({"podReplacementPolicy": "Failed"}), json!({}));
+        assert!(j.only_replace_failed);
+        let j = job(json!({"podFailurePolicy": {"rules": []}}), json!({}));
+        assert!(j.only_replace_failed);
+        let j = job(
+            json!({"podReplacementPolicy": "TerminatingOrFailed"}),
+            json!({"failedIndexes": "0,1", "terminating": 2}),
+        );
+        assert!(!j.only_replace_failed);
+        assert_eq!(j.status.failed_indexes.map(|f| f.count()), Some(2));
+        assert_eq!(j.status.terminating, Some(2));
+    }
+
+    #[test]
     fn counts_modes_and_indexes_of_the_wrong_shape_are_malformed() {
         for (spec, status, path) in [
             (json!({"parallelism": "2"}), json!({}), "spec.parallelism"),
@@ -326,6 +344,26 @@ mod tests {
                 "status.conditions[0].status",
             ),
             (json!({}), json!({"startTime": 5}), "status.startTime"),
+            (
+                json!({"podReplacementPolicy": "Sometimes"}),
+                json!({}),
+                "spec.podReplacementPolicy",
+            ),
+            (
+                json!({"backoffLimitPerIndex": -1}),
+                json!({}),
+                "spec.backoffLimitPerIndex",
+            ),
+            (
+                json!({}),
+                json!({"failedIndexes": "3-1"}),
+                "status.failedIndexes",
+            ),
+            (
+                json!({"successPolicy": {"rules": [{"succeededIndexes": "x"}]}}),
+                json!({}),
+                "spec.successPolicy.rules[0].succeededIndexes",
+            ),
         ] {
             let j = job(spec, status);
             let m = j.malformed.expect(path);

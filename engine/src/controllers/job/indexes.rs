@@ -80,6 +80,8 @@ pub(super) fn per_index<'a>(job: &JobView, pods: &[&'a PodView]) -> Option<PerIn
             || succeeded.contains(i)
             || failed.contains(i)
             || active.contains(&i)
+            // A Pod that fails the whole Job is recorded at once, never replaced.
+            || matches!(verdict(job, pod), Verdict::FailJob(_))
         {
             continue;
         }

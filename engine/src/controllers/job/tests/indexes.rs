@@ -216,3 +216,25 @@ fn a_replacement_waits_out_its_index_backoff() {
     assert_eq!(p.requeue_after, Some(std::time::Duration::from_secs(30)));
     assert!(unfinalized(&p).is_empty(), "still held for the replacement");
 }
+
+#[test]
+fn a_fail_job_rule_fails_a_job_with_per_index_limits_too() {
+    let spec = per_index(
+        5,
+        json!({"podFailurePolicy": {"rules": [
+            {"action": "FailJob", "onExitCodes": {"operator": "In", "values": [42]}}]}}),
+    );
+    let j = job(spec, json!({}));
+    let p = plan(
+        &j,
+        vec![failed_at("pi-0-a", 0, 42, 0), running_at("pi-1-a", 1)],
+    );
+    let s = status(&p).expect("status");
+    assert_eq!(condition(s, "FailureTarget")["reason"], "PodFailurePolicy");
+    assert_eq!(
+        s["uncountedTerminatedPods"]["failed"],
+        json!(["uid-pi-0-a"])
+    );
+    assert_eq!(creates(&p), 0);
+    assert_eq!(deleted(&p), ["pi-1-a"]);
+}
