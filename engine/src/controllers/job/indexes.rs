@@ -97,6 +97,22 @@ pub(super) fn per_index<'a>(job: &JobView, pods: &[&'a PodView]) -> Option<PerIn
     Some(PerIndex { failed, replaced })
 }
 
+/// Upstream's `DefaultJobPodFailureBackOff`: the wait after one failure, doubled for each more.
+const FIRST_BACKOFF_SECS: i64 = 10;
+/// Upstream's `MaxJobPodFailureBackOff`.
+const MAX_BACKOFF_SECS: i64 = 600;
+
+/// When the failed Pod finished, as upstream's `getFinishedTime` looks it up: its containers,
+/// else its Ready condition turning False, else its creation (the deletion time it also tries
+/// is not kept in the cache).
+fn finished_at(pod: &PodView) -> i64 {
+    pod.failure
+        .as_ref()
+        .and_then(|f| f.finished_at)
+        .or(pod.ready_since.filter(|_| !pod.ready))
+        .unwrap_or(pod.created)
+}
+
 impl PerIndex<'_> {
     /// The annotations of the new Pod of index `i` (upstream's `getNewIndexFailureCounts`): the
     /// counts of the Pod it replaces with that Pod's own failure added, counted or ignored.
@@ -119,25 +135,7 @@ impl PerIndex<'_> {
             .and_then(|i| self.replaced.get(&i))
             .is_some_and(|p| p.uid == pod.uid)
     }
-}
 
-/// Upstream's `DefaultJobPodFailureBackOff`: the wait after one failure, doubled for each more.
-const FIRST_BACKOFF_SECS: i64 = 10;
-/// Upstream's `MaxJobPodFailureBackOff`.
-const MAX_BACKOFF_SECS: i64 = 600;
-
-/// When the failed Pod finished, as upstream's `getFinishedTime` looks it up: its containers,
-/// else its Ready condition turning False, else its creation (the deletion time it also tries
-/// is not kept in the cache).
-fn finished_at(pod: &PodView) -> i64 {
-    pod.failure
-        .as_ref()
-        .and_then(|f| f.finished_at)
-        .or(pod.ready_since.filter(|_| !pod.ready))
-        .unwrap_or(pod.created)
-}
-
-impl PerIndex<'_> {
     /// Seconds index `i` must still wait before its next Pod at `now` (upstream's
     /// `getRemainingTimePerIndex`): 0 without a failed Pod to replace.
     pub(super) fn backoff_left(&self, i: u32, now: i64) -> i64 {
