@@ -4,7 +4,8 @@
 //! `successPolicy`. A Job fails past `backoffLimit` or `activeDeadlineSeconds`, by a
 //! `podFailurePolicy` rule (whose `Ignore` rules let failures go uncounted), or by failed
 //! indexes. A terminating Pod is replaced at once, or, with `podReplacementPolicy: Failed`, only
-//! once it has failed. A suspended Job's active Pods are deleted. Pods carry the
+//! once it has failed. A suspended Job's active Pods are deleted, and its `Suspended` condition
+//! says so. A Job's end is declared before it is final (see `finish`). Pods carry the
 //! `batch.kubernetes.io/job-tracking` finalizer so each is counted exactly once (see `tracking`).
 
 mod finish;
@@ -53,6 +54,8 @@ struct PodWrites {
 }
 
 impl PodWrites {
+    /// Deletes `pods` keeping their finalizers, as upstream's `deleteActivePods` for a Job that
+    /// is done: each is still counted once it has finished.
     fn delete_all(pods: &[&PodView]) -> Self {
         PodWrites {
             deletes: pods.iter().map(|p| delete(p)).collect(),
@@ -212,7 +215,7 @@ impl Reconciler for JobController {
         };
         let (suspended_condition, resumed) = suspension(job);
         // As upstream: the clock starts when the Job first runs, and again when it resumes.
-        let start_time = match job.status.start_time {
+        let mut start_time = match job.status.start_time {
             _ if resumed => Some(ctx.unix_secs),
             None if !job.suspended => Some(ctx.unix_secs),
             start => start,
@@ -240,6 +243,10 @@ impl Reconciler for JobController {
             }
             PodWrites::delete_all(&active)
         } else if job.suspended {
+            // As upstream v1.36 (MutableSchedulingDirectivesForSuspendedJobs, on by default): a
+            // suspended Job's clock is cleared, so its template may change and a resume
+            // restarts `activeDeadlineSeconds` from zero.
+            start_time = None;
             edits.push(suspended_condition);
             let mut writes = PodWrites::default();
             writes.release_and_delete(&active);

@@ -100,12 +100,13 @@ pub(super) fn with_status(
         "uncountedTerminatedPods".into(),
         json!({"succeeded": tally.uncounted_succeeded, "failed": tally.uncounted_failed}),
     );
-    if let Some(start) = update.start_time {
-        status.insert(
+    match update.start_time {
+        Some(start) => status.insert(
             "startTime".into(),
             json!(crate::time::format_rfc3339(start)),
-        );
-    }
+        ),
+        None => status.remove("startTime"),
+    };
     if job.indexed {
         status.insert(
             "completedIndexes".into(),

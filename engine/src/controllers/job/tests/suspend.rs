@@ -58,3 +58,19 @@ fn a_job_never_suspended_has_no_suspended_condition() {
     let p = plan(&j, vec![]);
     assert!(kinds(status(&p).expect("status")).is_empty());
 }
+
+#[test]
+fn suspending_a_running_job_clears_its_clock() {
+    let j = job(
+        json!({"parallelism": 1, "completions": 1, "suspend": true, "activeDeadlineSeconds": 60}),
+        json!({"startTime": "1970-01-01T00:00:00Z", "active": 1}),
+    );
+    let p = plan(&j, vec![pod("a", PodPhase::Running, true, None)]);
+    let s = status(&p).expect("status");
+    assert!(s.get("startTime").is_none(), "{s}");
+    assert!(
+        kinds(s).iter().all(|k| *k != "FailureTarget"),
+        "no deadline while suspended"
+    );
+    assert_eq!(p.requeue_after, None);
+}
