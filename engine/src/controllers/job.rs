@@ -241,7 +241,13 @@ impl Reconciler for JobController {
             if tally.all_counted() && active.is_empty() && terminating.is_empty() {
                 edits.push(done.terminal());
             }
-            PodWrites::delete_all(&active)
+            if done.releases_running() {
+                let mut writes = PodWrites::default();
+                writes.release_and_delete(&active);
+                writes
+            } else {
+                PodWrites::delete_all(&active)
+            }
         } else if job.suspended {
             // As upstream v1.36 (MutableSchedulingDirectivesForSuspendedJobs, on by default): a
             // suspended Job's clock is cleared, so its template may change and a resume

@@ -10,6 +10,8 @@ use super::status::Condition;
 use super::tracking::Tally;
 use crate::views::job::JobView;
 
+const COMPLETIONS_REACHED: &str = "CompletionsReached";
+
 /// The Job is done.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Finish {
@@ -95,7 +97,7 @@ pub(super) fn finish(job: &JobView, facts: &Facts<'_, '_>) -> Option<Finish> {
     }
     if facts.completions_reached {
         return succeeding(
-            "CompletionsReached",
+            COMPLETIONS_REACHED,
             "Reached expected number of succeeded pods",
         );
     }
@@ -111,6 +113,13 @@ impl Finish {
             "SuccessCriteriaMet"
         };
         Condition::new(kind, true, &self.reason, &self.message)
+    }
+
+    /// The Job's running Pods are let go before they are deleted, as upstream's `manageJob`
+    /// deletes those beyond the completions left; for every other verdict they keep their
+    /// finalizer (upstream's `deleteActivePods`) and are counted when they finish.
+    pub(super) fn releases_running(&self) -> bool {
+        !self.failed && self.reason == COMPLETIONS_REACHED
     }
 
     /// The final condition.

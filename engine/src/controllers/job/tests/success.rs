@@ -1,4 +1,5 @@
-//! `successPolicy`: an Indexed Job that succeeds before all its indexes do.
+//! How a Job succeeds: its completions reached, or a `successPolicy` met before all its indexes
+//! are.
 
 use super::*;
 
@@ -82,4 +83,17 @@ fn with_replacement_policy_failed_a_met_policy_lets_terminating_pods_go_uncounte
     let s = status(&p).expect("status");
     assert_eq!(s["uncountedTerminatedPods"]["failed"], json!([]));
     assert_eq!(s["terminating"], 1);
+}
+
+#[test]
+fn pods_beyond_the_completions_reached_are_let_go_not_counted_failed() {
+    let j = job(
+        json!({"parallelism": 2, "completions": 2}),
+        json!({"succeeded": 2}),
+    );
+    let p = plan(&j, vec![pod("c", PodPhase::Running, true, None)]);
+    let s = status(&p).expect("status");
+    assert_eq!(kinds(s), ["SuccessCriteriaMet"]);
+    assert_eq!(unfinalized(&p), ["c"]);
+    assert_eq!(deleted(&p), ["c"]);
 }
