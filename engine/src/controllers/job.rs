@@ -234,6 +234,9 @@ impl Reconciler for JobController {
         let verdict: Option<Finish> = finish(job, &facts);
         let mut edits: Vec<Condition> = Vec::new();
         let writes = if job.finished() || job.terminating {
+            // As upstream's `syncOrphanPod` for a finished Job and `canRemoveFinalizer` for one
+            // being deleted: nothing is held for a Job that will run no more Pods.
+            tally.let_go_all(job, &pods, per_index.as_ref(), false);
             PodWrites::delete_all(&active)
         } else if let Some(done) = &verdict {
             tally.let_go_all(job, &pods, per_index.as_ref(), done.failed);

@@ -123,10 +123,11 @@ impl Tally<'_> {
 }
 
 impl<'a> Tally<'a> {
-    /// A finishing Job lets go of every Pod it still holds, as upstream's `canRemoveFinalizer`
-    /// does once the Job has a finished condition: failed Pods held for a replacement that will
-    /// not come are recorded as failures, and deleted Pods that have not finished are recorded
-    /// as failed too when the Job fails ("every non-terminated pod is considered failed").
+    /// A Job that will run no more Pods (done, or being deleted) lets go of every Pod it still
+    /// holds, as upstream's `canRemoveFinalizer` does once the Job has a finished condition:
+    /// failed Pods held for a replacement that will not come are recorded as failures, and
+    /// deleted Pods that have not finished are recorded as failed too when `failing` ("every
+    /// non-terminated pod is considered failed").
     pub(super) fn let_go_all(
         &mut self,
         job: &JobView,

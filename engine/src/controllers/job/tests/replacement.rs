@@ -88,3 +88,17 @@ fn a_pod_failure_policy_makes_failed_the_default() {
     );
     assert_eq!(creates(&p), 0);
 }
+
+#[test]
+fn a_finished_job_lets_go_of_its_deleted_pods_that_never_failed() {
+    let j = job(
+        json!({"parallelism": 2, "completions": 2, "podReplacementPolicy": "Failed"}),
+        json!({"succeeded": 2, "conditions": [{"type": "Complete", "status": "True"}]}),
+    );
+    let p = plan(&j, vec![terminating("c", None)]);
+    assert_eq!(unfinalized(&p), ["c"]);
+    assert!(
+        status(&p).is_none_or(|s| s["uncountedTerminatedPods"]["failed"] == json!([])),
+        "not counted"
+    );
+}
