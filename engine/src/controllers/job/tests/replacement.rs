@@ -102,3 +102,14 @@ fn a_finished_job_lets_go_of_its_deleted_pods_that_never_failed() {
         "not counted"
     );
 }
+
+#[test]
+fn pods_beyond_a_lowered_parallelism_are_let_go_then_deleted_newest_first() {
+    let j = job(json!({"parallelism": 1, "completions": 4}), json!({}));
+    let mut newer = pod("b", PodPhase::Running, true, None);
+    newer.created = 5;
+    let p = plan(&j, vec![pod("a", PodPhase::Running, true, None), newer]);
+    assert_eq!(unfinalized(&p), ["b"]);
+    assert_eq!(deleted(&p), ["b"]);
+    assert_eq!(creates(&p), 0);
+}
