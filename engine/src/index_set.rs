@@ -83,6 +83,52 @@ impl IndexSet {
         }
     }
 
+    /// The indexes of either set.
+    pub fn union(&self, other: &IndexSet) -> IndexSet {
+        let mut ranges: Vec<(u32, u32)> = self.0.iter().chain(&other.0).copied().collect();
+        ranges.sort_unstable();
+        let mut out = IndexSet::default();
+        for (a, b) in ranges {
+            match out.0.last_mut() {
+                Some((_, end)) if a <= end.saturating_add(1) => *end = (*end).max(b),
+                _ => out.0.push((a, b)),
+            }
+        }
+        out
+    }
+
+    /// The indexes below `limit`, as upstream's `parseIndexesFromString` cuts a set to
+    /// `completions`.
+    pub fn below(&self, limit: u32) -> IndexSet {
+        let ranges = self
+            .0
+            .iter()
+            .filter(|&&(a, _)| a < limit)
+            .map(|&(a, b)| (a, b.min(limit - 1)))
+            .collect();
+        IndexSet(ranges)
+    }
+
+    /// How many indexes the two sets share, found by walking both range lists once.
+    pub fn overlap(&self, other: &IndexSet) -> u64 {
+        let (mut i, mut j, mut shared) = (0, 0, 0u64);
+        while let (Some(&(a1, b1)), Some(&(a2, b2))) = (self.0.get(i), other.0.get(j)) {
+            let (lo, hi) = (a1.max(a2), b1.min(b2));
+            if lo <= hi {
+                shared += u64::from(hi - lo) + 1;
+            }
+            if b1 < b2 {
+                i += 1;
+            } else if b2 < b1 {
+                j += 1;
+            } else {
+                i += 1;
+                j += 1;
+            }
+        }
+        shared
+    }
+
     /// The first `take` indexes below `limit` that are neither in the set nor in `busy`, found
     /// without walking the ranges index by index.
     pub fn first_missing(&self, limit: u32, busy: &BTreeSet<u32>, take: usize) -> Vec<u32> {
@@ -111,10 +157,11 @@ impl fmt::Display for IndexSet {
             if n > 0 {
                 f.write_str(",")?;
             }
-            if a == b {
-                write!(f, "{a}")?;
-            } else {
-                write!(f, "{a}-{b}")?;
+            // As upstream's `orderedIntervals.String`: two neighbours are listed, not ranged.
+            match b - a {
+                0 => write!(f, "{a}")?,
+                1 => write!(f, "{a},{b}")?,
+                _ => write!(f, "{a}-{b}")?,
             }
         }
         Ok(())
@@ -166,6 +213,16 @@ mod tests {
             set.first_missing(2_000_000_005, &busy, 2),
             vec![2_000_000_002, 2_000_000_003]
         );
+    }
+
+    #[test]
+    fn union_cut_and_overlap_work_on_ranges() {
+        let a = IndexSet::parse("0-2,6").expect("valid");
+        let b = IndexSet::parse("3,5-9").expect("valid");
+        assert_eq!(a.union(&b).to_string(), "0-3,5-9");
+        assert_eq!(a.union(&b).below(7).to_string(), "0-3,5,6");
+        assert_eq!(a.overlap(&b), 1);
+        assert_eq!(IndexSet::parse("1-8").expect("valid").overlap(&b), 5);
     }
 
     #[test]

@@ -15,7 +15,9 @@ use std::sync::Arc;
 pub use crate::views::custom::CustomObject;
 pub use crate::views::meta::{DecodeError, OwnerRef};
 pub use crate::views::pod::{
-    COMPLETION_INDEX_ANNOTATION, JOB_TRACKING_FINALIZER, PodPhase, PodView,
+    COMPLETION_INDEX_ANNOTATION, INDEX_FAILURE_COUNT_ANNOTATION,
+    INDEX_IGNORED_FAILURE_COUNT_ANNOTATION, IndexFailures, JOB_TRACKING_FINALIZER, PodPhase,
+    PodView,
 };
 pub use crate::views::replicaset::{ReplicaSetStatus, ReplicaSetView};
 
@@ -228,6 +230,7 @@ pub(crate) mod test_support {
             terminating: false,
             job_tracking: false,
             completion_index: None,
+            index_failures: Default::default(),
             failure: None,
             malformed: None,
         }

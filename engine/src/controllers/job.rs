@@ -1,257 +1,159 @@
 //! Job (batch/v1): runs Pods until `completions` succeed (or one, for a work queue), at most
 //! `parallelism` at once; Indexed mode gives each Pod a completion index and never runs two for
-//! one index; `backoffLimit` and `activeDeadlineSeconds` fail the Job, as does a failed Pod a
-//! `podFailurePolicy` rule fails it for (a `FailureTarget` first), while its `Ignore` rules let
-//! failures go uncounted; a suspended Job's active Pods are deleted. Pods carry the
-//! `batch.kubernetes.io/job-tracking` finalizer so each is counted exactly once, as upstream: a
-//! finished Pod's UID is first recorded in `status.uncountedTerminatedPods`, then its finalizer
-//! is removed, then it moves into the counters in the same write that forgets the UID.
+//! one index, may give each index its own `backoffLimitPerIndex`, and may succeed early by a
+//! `successPolicy`. A Job fails past `backoffLimit` or `activeDeadlineSeconds`, by a
+//! `podFailurePolicy` rule (whose `Ignore` rules let failures go uncounted), or by failed
+//! indexes. A terminating Pod is replaced at once, or, with `podReplacementPolicy: Failed`, only
+//! once it has failed. A suspended Job's active Pods are deleted, and its `Suspended` condition
+//! says so. A Job's end is declared before it is final (see `finish`). Pods carry the
+//! `batch.kubernetes.io/job-tracking` finalizer so each is counted exactly once (see `tracking`).
+
+mod finish;
+mod indexes;
+mod pods;
+mod status;
+mod tracking;
 
 use crate::action::{Action, Plan};
 use crate::cache::ShardCache;
-use crate::index_set::IndexSet;
 use crate::key::ObjectKey;
-use crate::object::{
-    COMPLETION_INDEX_ANNOTATION, JOB_TRACKING_FINALIZER, Object, PodPhase, PodView,
-};
-use crate::pod_template::{ControllerRef, NewMeta, NewObject, SpecOnly, template_spec, to_body};
+use crate::object::{Object, PodView};
 use crate::reconcile_error::ensure_well_formed;
 use crate::reconciler::{Context, ReconcileError, Reconciler};
 use crate::resource::Resource;
 use crate::views::job::JobView;
-use crate::views::pod_failure_policy::Verdict;
-use serde_json::{Map, Value, json};
+use finish::{Facts, Finish, finish};
+use indexes::{PerIndex, per_index};
+use pods::{delete, is_terminating, pod_for, unfinalize};
 use smallvec::SmallVec;
+use status::{Condition, StatusUpdate, conditions, with_status};
 use std::collections::BTreeSet;
+use tracking::{Tally, track};
 
 /// The controller.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct JobController;
 
-fn finished(pod: &PodView) -> Option<bool> {
-    match pod.phase {
-        PodPhase::Succeeded => Some(true),
-        PodPhase::Failed => Some(false),
-        _ => None,
-    }
-}
-
 /// Upstream's `MaxPodCreateDeletePerSync`: at most this many Pods are created per sync.
 pub const MAX_POD_CREATES_PER_SYNC: usize = 500;
 
-fn pod_for(job: &JobView, index: Option<u32>) -> Result<Action, ReconcileError> {
-    let mut labels = job.template.labels.clone();
-    labels.insert("batch.kubernetes.io/job-name".into(), job.key.name().into());
-    labels.insert(
-        "batch.kubernetes.io/controller-uid".into(),
-        job.uid.as_str().into(),
-    );
-    let mut annotations = job.template.annotations.clone();
-    let generate_name = match index {
-        Some(i) => {
-            annotations.insert(COMPLETION_INDEX_ANNOTATION.into(), i.to_string());
-            format!("{}-{i}-", job.key.name())
-        }
-        None => format!("{}-", job.key.name()),
-    };
-    let body = NewObject {
-        api_version: "v1",
-        kind: "Pod",
-        metadata: NewMeta {
-            name: None,
-            generate_name: Some(generate_name),
-            namespace: job.key.namespace(),
-            labels,
-            annotations: Some(annotations),
-            finalizers: vec![JOB_TRACKING_FINALIZER],
-            owner_references: [ControllerRef::to(
-                Resource::Jobs,
-                job.key.name(),
-                job.uid.as_str(),
-            )],
-        },
-        body: SpecOnly {
-            spec: template_spec(&job.raw),
-        },
-    };
-    Ok(Action::Create {
-        resource: Resource::Pods,
-        namespace: job.key.namespace_arc().clone(),
-        body: to_body("job", &job.key, &body)?,
-    })
+fn count(n: usize) -> i32 {
+    i32::try_from(n).unwrap_or(i32::MAX)
 }
 
-/// Removes only the Job's own finalizer, as upstream's `removeTrackingFinalizerPatch`: other
-/// controllers' finalizers on the Pod must outlive the Job's bookkeeping.
-fn unfinalize(pod: &PodView) -> Action {
-    Action::StrategicPatch {
-        resource: Resource::Pods,
-        key: pod.key.clone(),
-        patch: json!({"metadata": {"$deleteFromPrimitiveList/finalizers": [JOB_TRACKING_FINALIZER]}}),
-    }
+/// The writes to the Job's Pods one sync decides.
+#[derive(Default)]
+struct PodWrites {
+    creates: Vec<Action>,
+    /// Running Pods let go before they are deleted, as upstream's `deleteJobPods`: a Pod the
+    /// Job no longer wants is not a failure.
+    released: Vec<Action>,
+    deletes: Vec<Action>,
+    /// Pods are due later (an index's backoff): sync again after this many seconds.
+    retry_after: Option<i64>,
 }
 
-fn delete(pod: &PodView) -> Action {
-    Action::Delete {
-        resource: Resource::Pods,
-        key: pod.key.clone(),
-        uid: pod.uid.clone(),
-    }
-}
-
-struct Tally {
-    succeeded: i32,
-    failed: i32,
-    uncounted_succeeded: Vec<String>,
-    uncounted_failed: Vec<String>,
-    completed_indexes: IndexSet,
-    recorded: usize,
-    /// A newly recorded failed Pod matched a `FailJob` rule of the podFailurePolicy: why.
-    fail_job: Option<String>,
-}
-
-/// Moves finished Pods through the tracking steps; returns the new counters and the finalizer
-/// removals that are due (for Pods whose UID the *cached* status already records).
-fn track<'a>(job: &JobView, pods: &[&'a PodView]) -> (Tally, Vec<&'a PodView>) {
-    let mut tally = Tally {
-        succeeded: job.status.succeeded,
-        failed: job.status.failed,
-        uncounted_succeeded: Vec::new(),
-        uncounted_failed: Vec::new(),
-        completed_indexes: job.status.completed_indexes.clone(),
-        recorded: 0,
-        fail_job: None,
-    };
-    let mut unfinalize = Vec::new();
-    let by_uid = |uid: &str| pods.iter().find(|p| p.uid.as_str() == uid);
-    for (recorded, counted, into) in [
-        (
-            &job.status.uncounted_succeeded,
-            &mut tally.succeeded,
-            &mut tally.uncounted_succeeded,
-        ),
-        (
-            &job.status.uncounted_failed,
-            &mut tally.failed,
-            &mut tally.uncounted_failed,
-        ),
-    ] {
-        for uid in recorded {
-            match by_uid(uid) {
-                Some(pod) if pod.job_tracking => into.push(uid.clone()),
-                _ => *counted = counted.saturating_add(1),
-            }
+impl PodWrites {
+    /// Deletes `pods` keeping their finalizers, as upstream's `deleteActivePods` for a Job that
+    /// is done: each is still counted once it has finished.
+    fn delete_all(pods: &[&PodView]) -> Self {
+        PodWrites {
+            deletes: pods.iter().map(|p| delete(p)).collect(),
+            ..PodWrites::default()
         }
     }
-    for pod in pods {
-        let Some(success) = finished(pod) else {
-            continue;
-        };
-        if !pod.job_tracking {
-            continue;
-        }
-        let uid = pod.uid.as_str();
-        let known = job
-            .status
-            .uncounted_succeeded
+
+    fn release_and_delete(&mut self, pods: &[&PodView]) {
+        self.released = pods
             .iter()
-            .chain(&job.status.uncounted_failed)
-            .any(|u| u == uid);
-        let verdict = match (&job.pod_failure_policy, &pod.failure) {
-            (Some(policy), Some(failure)) if !success => {
-                policy.judge(pod.key.namespace(), pod.key.name(), failure)
-            }
-            _ => Verdict::Count,
-        };
-        if known {
-            unfinalize.push(*pod);
-        } else if success {
-            tally.uncounted_succeeded.push(uid.to_string());
-            tally.recorded += 1;
-        } else if verdict == Verdict::Ignore {
-            // As upstream: an ignored failure is never recorded, only let go.
-            unfinalize.push(*pod);
-        } else {
-            if let Verdict::FailJob(message) = verdict {
-                tally.fail_job.get_or_insert(message);
-            }
-            tally.uncounted_failed.push(uid.to_string());
-            tally.recorded += 1;
-        }
-        // An index beyond `completions` is not a completion (upstream ignores it too).
-        if success
-            && let Some(i) = pod.completion_index
-            && job.completions.is_some_and(|c| i64::from(i) < i64::from(c))
-        {
-            tally.completed_indexes.insert(i);
-        }
+            .filter(|p| p.job_tracking)
+            .map(|p| unfinalize(p))
+            .collect();
+        self.deletes = pods.iter().map(|p| delete(p)).collect();
     }
-    (tally, unfinalize)
 }
 
-/// What a status write changes.
-struct StatusUpdate<'a> {
-    active: i32,
-    tally: &'a Tally,
-    start_time: i64,
-    condition: Option<Value>,
+/// Upstream's `manageJob` for a running, unsuspended Job: creates up to `parallelism` (less the
+/// terminating Pods when only failed Pods are replaced), deletes beyond it.
+fn manage(
+    job: &JobView,
+    active: &mut [&PodView],
+    terminating: &[&PodView],
+    tally: &Tally<'_>,
+    per_index: Option<&PerIndex<'_>>,
     now: i64,
+) -> Result<PodWrites, ReconcileError> {
+    let mut writes = PodWrites::default();
+    let parallelism = usize::try_from(job.parallelism).unwrap_or(0);
+    let waiting = if job.only_replace_failed {
+        terminating.len()
+    } else {
+        0
+    };
+    if active.len() > parallelism {
+        active.sort_by_key(|p| std::cmp::Reverse(p.created));
+        writes.release_and_delete(&active[..active.len() - parallelism]);
+        return Ok(writes);
+    }
+    let room = parallelism
+        .saturating_sub(active.len())
+        .saturating_sub(waiting)
+        .min(MAX_POD_CREATES_PER_SYNC);
+    let completions = job.completions.unwrap_or(1);
+    if job.indexed {
+        let mut busy: BTreeSet<u32> = active.iter().filter_map(|p| p.completion_index).collect();
+        if job.only_replace_failed {
+            busy.extend(terminating.iter().filter_map(|p| p.completion_index));
+        }
+        let done = match per_index {
+            Some(p) => tally.completed_indexes.union(&p.failed),
+            None => tally.completed_indexes.clone(),
+        };
+        let mut pending = done.first_missing(u32::try_from(completions).unwrap_or(0), &busy, room);
+        if let Some(p) = per_index {
+            pending.retain(|&i| match p.backoff_left(i, now) {
+                0 => true,
+                left => {
+                    writes.retry_after = Some(writes.retry_after.map_or(left, |r| r.min(left)));
+                    false
+                }
+            });
+        }
+        writes.creates = pending
+            .into_iter()
+            .map(|i| pod_for(job, Some(i), per_index.map(|p| p.failures_for(job, i))))
+            .collect::<Result<_, _>>()?;
+    } else {
+        let succeeded = tally
+            .succeeded
+            .saturating_add(count(tally.uncounted_succeeded.len()));
+        let remaining = match job.completions {
+            Some(c) => usize::try_from(c.saturating_sub(succeeded)).unwrap_or(0),
+            None if succeeded > 0 => 0,
+            None => parallelism,
+        };
+        let wanted = remaining
+            .min(parallelism)
+            .saturating_sub(waiting)
+            .saturating_sub(active.len())
+            .min(MAX_POD_CREATES_PER_SYNC);
+        writes.creates = (0..wanted)
+            .map(|_| pod_for(job, None, None))
+            .collect::<Result<_, _>>()?;
+    }
+    Ok(writes)
 }
 
-/// The Job as observed with its status updated (other status fields kept).
-fn with_status(job: &JobView, update: StatusUpdate<'_>) -> Result<Value, ReconcileError> {
-    let unbuildable = |message: &str| ReconcileError::Unbuildable {
-        controller: "job",
-        key: job.key.clone(),
-        message: message.to_string(),
+/// The `Suspended` condition as upstream's `syncJob` keeps it, and whether a resume restarts
+/// the clock of `activeDeadlineSeconds`.
+fn suspension(job: &JobView) -> (Condition, bool) {
+    let condition = if job.suspended {
+        Condition::new("Suspended", true, "JobSuspended", "Job suspended")
+    } else {
+        Condition::new("Suspended", false, "JobResumed", "Job resumed")
     };
-    let mut body = (*job.raw).clone();
-    let Value::Object(object) = &mut body else {
-        return Err(unbuildable("the cached Job is not a JSON object"));
-    };
-    let mut status = match object.remove("status") {
-        Some(Value::Object(m)) => m,
-        _ => Map::new(),
-    };
-    let tally = update.tally;
-    status.insert("active".into(), json!(update.active));
-    status.insert("succeeded".into(), json!(tally.succeeded));
-    status.insert("failed".into(), json!(tally.failed));
-    status.insert(
-        "uncountedTerminatedPods".into(),
-        json!({"succeeded": tally.uncounted_succeeded, "failed": tally.uncounted_failed}),
-    );
-    status.insert(
-        "startTime".into(),
-        json!(crate::time::format_rfc3339(update.start_time)),
-    );
-    if job.indexed {
-        status.insert(
-            "completedIndexes".into(),
-            json!(tally.completed_indexes.to_string()),
-        );
-    }
-    if let Some(c) = update.condition {
-        let complete = c.get("type").and_then(Value::as_str) == Some("Complete");
-        let conditions = status
-            .entry("conditions")
-            .or_insert_with(|| Value::Array(Vec::new()));
-        if conditions.is_null() {
-            *conditions = Value::Array(Vec::new());
-        }
-        let Value::Array(conditions) = conditions else {
-            return Err(unbuildable("status.conditions is not an array"));
-        };
-        conditions.push(c);
-        if complete {
-            status.insert(
-                "completionTime".into(),
-                json!(crate::time::format_rfc3339(update.now)),
-            );
-        }
-    }
-    object.insert("status".into(), Value::Object(status));
-    Ok(body)
+    let resumed = !job.suspended && condition.changes(conditions(job));
+    (condition, resumed)
 }
 
 impl Reconciler for JobController {
@@ -291,131 +193,105 @@ impl Reconciler for JobController {
             ensure_well_formed(self.name(), *pod)?;
         }
         let mut active: Vec<&PodView> = pods.iter().copied().filter(|p| p.is_active()).collect();
-        let (tally, finalizers_due) = track(job, &pods);
-        let mut plan = Plan::default();
-        let len = |v: &Vec<String>| i32::try_from(v.len()).unwrap_or(i32::MAX);
+        let terminating: Vec<&PodView> =
+            pods.iter().copied().filter(|p| is_terminating(p)).collect();
+        let per_index = per_index(job, &pods);
+        let mut tally = track(job, &pods, per_index.as_ref());
         let succeeded_total = tally
             .succeeded
-            .saturating_add(len(&tally.uncounted_succeeded));
-        let failed_total = tally.failed.saturating_add(len(&tally.uncounted_failed));
-        let completions = job.completions.unwrap_or(1);
-        let complete = if job.indexed {
-            tally.completed_indexes.count() >= u64::try_from(completions).unwrap_or(0)
+            .saturating_add(count(tally.uncounted_succeeded.len()));
+        let failed_total = tally
+            .failed
+            .saturating_add(count(tally.uncounted_failed.len()))
+            .saturating_add(tally.held_failures);
+        let completions_reached = if job.indexed {
+            let completions = u64::try_from(job.completions.unwrap_or(1)).unwrap_or(0);
+            tally.completed_indexes.count() >= completions
         } else {
             match job.completions {
                 Some(c) => succeeded_total >= c,
                 None => succeeded_total >= 1 && active.is_empty(),
             }
         };
-        let start_time = job.status.start_time.unwrap_or(ctx.unix_secs);
-        let deadline_exceeded = job
-            .active_deadline_seconds
-            .is_some_and(|d| ctx.unix_secs.saturating_sub(start_time) >= d);
-        // A podFailurePolicy's FailJob is recorded first as a FailureTarget condition, as
-        // upstream: the Job fails for it once its Pods are gone, whatever comes later.
-        let target = job.status.failure_target.clone().or_else(|| {
-            tally
-                .fail_job
-                .clone()
-                .map(|m| ("PodFailurePolicy".to_string(), m))
-        });
-        let failure = if let Some((reason, message)) = &target {
-            Some((reason.as_str(), message.as_str()))
-        } else if failed_total > job.backoff_limit {
-            Some((
-                "BackoffLimitExceeded",
-                "Job has reached the specified backoff limit",
-            ))
-        } else if deadline_exceeded {
-            Some((
-                "DeadlineExceeded",
-                "Job was active longer than specified deadline",
-            ))
-        } else {
-            None
+        let (suspended_condition, resumed) = suspension(job);
+        // As upstream: the clock starts when the Job first runs, and again when it resumes.
+        let mut start_time = match job.status.start_time {
+            _ if resumed => Some(ctx.unix_secs),
+            None if !job.suspended => Some(ctx.unix_secs),
+            start => start,
         };
-        // As upstream: the finished condition waits until every finished Pod is counted.
-        let all_counted = tally.uncounted_succeeded.is_empty() && tally.uncounted_failed.is_empty();
-        let mut condition: Option<Value> = None;
-        let mut deletes: Vec<Action> = Vec::new();
-        let mut creates: Vec<Action> = Vec::new();
-        if job.finished() || job.terminating {
-            deletes = active.iter().map(|p| delete(p)).collect();
-        } else if let Some((reason, message)) = failure {
-            deletes = active.iter().map(|p| delete(p)).collect();
-            if job.status.failure_target.is_none() && tally.fail_job.is_some() {
-                condition = Some(
-                    json!({"type": "FailureTarget", "status": "True", "reason": reason, "message": message,
-                    "lastTransitionTime": crate::time::format_rfc3339(ctx.unix_secs)}),
-                );
-            } else if all_counted && active.is_empty() {
-                condition = Some(
-                    json!({"type": "Failed", "status": "True", "reason": reason, "message": message,
-                    "lastTransitionTime": crate::time::format_rfc3339(ctx.unix_secs)}),
-                );
+        let deadline_exceeded = !job.suspended
+            && job
+                .active_deadline_seconds
+                .is_some_and(|d| start_time.is_some_and(|s| ctx.unix_secs.saturating_sub(s) >= d));
+        let facts = Facts {
+            tally: &tally,
+            failed_total,
+            deadline_exceeded,
+            per_index: per_index.as_ref(),
+            completions_reached,
+        };
+        let verdict: Option<Finish> = finish(job, &facts);
+        let mut edits: Vec<Condition> = Vec::new();
+        let writes = if job.finished() || job.terminating {
+            // As upstream's `syncOrphanPod` for a finished Job and `canRemoveFinalizer` for one
+            // being deleted: nothing is held for a Job that will run no more Pods.
+            tally.let_go_all(job, &pods, per_index.as_ref(), false);
+            PodWrites::delete_all(&active)
+        } else if let Some(done) = &verdict {
+            tally.let_go_all(job, &pods, per_index.as_ref(), done.failed);
+            edits.push(done.interim());
+            if tally.all_counted() && active.is_empty() && terminating.is_empty() {
+                edits.push(done.terminal());
             }
-        } else if complete {
-            deletes = active.iter().map(|p| delete(p)).collect();
-            if all_counted && active.is_empty() {
-                condition = Some(json!({"type": "Complete", "status": "True",
-                    "lastTransitionTime": crate::time::format_rfc3339(ctx.unix_secs)}));
-            }
-        } else if !job.suspended {
-            let parallelism = usize::try_from(job.parallelism).unwrap_or(0);
-            if job.indexed {
-                let running: BTreeSet<u32> =
-                    active.iter().filter_map(|p| p.completion_index).collect();
-                let pending = tally.completed_indexes.first_missing(
-                    u32::try_from(completions).unwrap_or(0),
-                    &running,
-                    parallelism
-                        .saturating_sub(active.len())
-                        .min(MAX_POD_CREATES_PER_SYNC),
-                );
-                creates = pending
-                    .into_iter()
-                    .map(|i| pod_for(job, Some(i)))
-                    .collect::<Result<_, _>>()?;
+            if done.releases_running() {
+                let mut writes = PodWrites::default();
+                writes.release_and_delete(&active);
+                writes
             } else {
-                let remaining = match job.completions {
-                    Some(c) => usize::try_from(c.saturating_sub(succeeded_total)).unwrap_or(0),
-                    None if succeeded_total > 0 => 0,
-                    None => parallelism,
-                };
-                let wanted = parallelism
-                    .min(remaining)
-                    .min(active.len().saturating_add(MAX_POD_CREATES_PER_SYNC));
-                if active.len() < wanted {
-                    creates = (active.len()..wanted)
-                        .map(|_| pod_for(job, None))
-                        .collect::<Result<_, _>>()?;
-                }
+                PodWrites::delete_all(&active)
             }
-            if active.len() > parallelism {
-                active.sort_by_key(|p| std::cmp::Reverse(p.created));
-                deletes = active[..active.len() - parallelism]
-                    .iter()
-                    .map(|p| delete(p))
-                    .collect();
-            }
+        } else if job.suspended {
+            // As upstream v1.36 (MutableSchedulingDirectivesForSuspendedJobs, on by default): a
+            // suspended Job's clock is cleared, so its template may change and a resume
+            // restarts `activeDeadlineSeconds` from zero.
+            start_time = None;
+            edits.push(suspended_condition);
+            let mut writes = PodWrites::default();
+            writes.release_and_delete(&active);
+            writes
         } else {
-            // As upstream's manageJob: a suspended Job runs nothing; its active Pods go.
-            deletes = active.iter().map(|p| delete(p)).collect();
-        }
-        let active_after = i32::try_from(active.len()).unwrap_or(i32::MAX);
+            edits.push(suspended_condition);
+            manage(
+                job,
+                &mut active,
+                &terminating,
+                &tally,
+                per_index.as_ref(),
+                ctx.unix_secs,
+            )?
+        };
+        edits.retain(|c| c.changes(conditions(job)));
+        let active_after = count(active.len());
+        let failed_indexes = per_index.as_ref().map(|p| &p.failed);
         let status_changed = tally.recorded > 0
             || tally.succeeded != job.status.succeeded
             || tally.failed != job.status.failed
-            || job.status.start_time.is_none()
+            || start_time != job.status.start_time
             || active_after != job.status.active
-            || condition.is_some()
-            || (job.indexed && tally.completed_indexes != job.status.completed_indexes);
+            || (!job.finished() && job.status.terminating != Some(count(terminating.len())))
+            || !edits.is_empty()
+            || (job.indexed && tally.completed_indexes != job.status.completed_indexes)
+            || failed_indexes.is_some_and(|f| job.status.failed_indexes.as_ref() != Some(f));
+        let mut plan = Plan::default();
         if status_changed {
             let update = StatusUpdate {
                 active: active_after,
+                terminating: count(terminating.len()),
                 tally: &tally,
                 start_time,
-                condition,
+                failed_indexes,
+                conditions: edits,
                 now: ctx.unix_secs,
             };
             plan.steps.push(vec![Action::UpdateStatus {
@@ -424,19 +300,24 @@ impl Reconciler for JobController {
                 body: with_status(job, update)?,
             }]);
         }
-        plan.steps
-            .push(finalizers_due.iter().map(|p| unfinalize(p)).collect());
-        plan.push_slow_start(creates);
-        plan.steps.push(deletes);
-        if let Some(d) = job.active_deadline_seconds
-            && !job.finished()
-        {
-            let left = start_time
-                .saturating_add(d)
-                .saturating_sub(ctx.unix_secs)
-                .max(1);
+        let mut releases: Vec<Action> = tally.unfinalize.iter().map(|p| unfinalize(p)).collect();
+        releases.extend(writes.released);
+        plan.steps.push(releases);
+        plan.push_slow_start(writes.creates);
+        plan.steps.push(writes.deletes);
+        let deadline = match (job.active_deadline_seconds, start_time) {
+            (Some(d), Some(start)) if !job.finished() && !job.suspended => {
+                Some(start.saturating_add(d).saturating_sub(ctx.unix_secs))
+            }
+            _ => None,
+        };
+        let again = match (deadline, writes.retry_after) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        if let Some(left) = again {
             plan.requeue_after = Some(std::time::Duration::from_secs(
-                u64::try_from(left).unwrap_or(1),
+                u64::try_from(left.max(1)).unwrap_or(1),
             ));
         }
         Ok(plan)

@@ -11,6 +11,7 @@ use crate::views::malformed::Malformed;
 use crate::views::malformed::projection;
 use crate::views::meta::{DecodeError, parse_json, read_meta};
 use crate::views::pod_failure_policy::PodFailurePolicy;
+use crate::views::success_policy::SuccessPolicy;
 use std::sync::Arc;
 
 /// A Job's status as the controller tracks it.
@@ -37,6 +38,13 @@ pub struct JobStatus {
     /// A `FailureTarget` condition is True: the Job is failing for this `(reason, message)`
     /// and fails once its Pods are gone and counted.
     pub failure_target: Option<(String, String)>,
+    /// A `SuccessCriteriaMet` condition is True: the Job has succeeded for this
+    /// `(reason, message)` and completes once its Pods are gone and counted.
+    pub success_criteria_met: Option<(String, String)>,
+    /// status.failedIndexes, for Jobs with `backoffLimitPerIndex`.
+    pub failed_indexes: Option<IndexSet>,
+    /// status.terminating.
+    pub terminating: Option<i32>,
 }
 
 /// A Job.
@@ -53,8 +61,19 @@ pub struct JobView {
     /// spec.completions (`None`: a work queue, done when one Pod succeeds; defaults to 1 when
     /// parallelism is absent too, as upstream).
     pub completions: Option<i32>,
-    /// spec.backoffLimit (default 6).
+    /// spec.backoffLimit (default 6, or no limit with `backoffLimitPerIndex`, as upstream's
+    /// defaulting).
     pub backoff_limit: i32,
+    /// spec.backoffLimitPerIndex: the failures each index may have before it fails.
+    pub backoff_limit_per_index: Option<i32>,
+    /// spec.maxFailedIndexes: the failed indexes past which the whole Job fails.
+    pub max_failed_indexes: Option<i32>,
+    /// spec.successPolicy.
+    pub success_policy: Option<Arc<SuccessPolicy>>,
+    /// A terminating Pod is not replaced until it has failed (upstream's
+    /// `onlyReplaceFailedPods`): spec.podReplacementPolicy is `Failed`, which a
+    /// podFailurePolicy makes its default.
+    pub only_replace_failed: bool,
     /// spec.activeDeadlineSeconds.
     pub active_deadline_seconds: Option<i64>,
     /// spec.completionMode is `Indexed`.
@@ -94,10 +113,15 @@ impl JobView {
         if parallelism.is_none() && !completions_field.is_present() {
             completions = Some(1);
         }
-        let backoff_limit = spec
-            .get(&mut c, "backoffLimit")
-            .int32(&mut c, 0)
-            .unwrap_or(6);
+        let backoff_limit_per_index = spec.get(&mut c, "backoffLimitPerIndex").int32(&mut c, 0);
+        let max_failed_indexes = spec.get(&mut c, "maxFailedIndexes").int32(&mut c, 0);
+        let backoff_limit = spec.get(&mut c, "backoffLimit").int32(&mut c, 0).unwrap_or(
+            if backoff_limit_per_index.is_some() {
+                i32::MAX
+            } else {
+                6
+            },
+        );
         let active_deadline_seconds = spec.get(&mut c, "activeDeadlineSeconds").int64(&mut c, 0);
         let indexed = spec
             .get(&mut c, "completionMode")
@@ -112,6 +136,13 @@ impl JobView {
         let suspended = spec.get(&mut c, "suspend").boolean(&mut c).unwrap_or(false);
         let pod_failure_policy =
             PodFailurePolicy::read(&spec.get(&mut c, "podFailurePolicy"), &mut c).map(Arc::new);
+        let replacement = spec
+            .get(&mut c, "podReplacementPolicy")
+            .one_of(&mut c, &["TerminatingOrFailed", "Failed"]);
+        let only_replace_failed = replacement == Some("Failed") || pod_failure_policy.is_some();
+        let success_policy =
+            SuccessPolicy::read(&spec.get(&mut c, "successPolicy"), &mut c, completions)
+                .map(Arc::new);
         if spec.get(&mut c, "selector").is_present() {
             crate::labels::LabelSelector::read(&spec.get(&mut c, "selector"), &mut c);
         }
@@ -145,10 +176,21 @@ impl JobView {
                 }
             }
         };
+        let failed_field = status.get(&mut c, "failedIndexes");
+        let failed_indexes = c.string(&failed_field).map(|text| {
+            IndexSet::parse(text).unwrap_or_else(|| {
+                c.record(
+                    failed_field.path(),
+                    format!("{:?}: not ascending indexes", cut(text)),
+                );
+                IndexSet::default()
+            })
+        });
+        let terminating = status.get(&mut c, "terminating").int32(&mut c, 0);
         let start_time = status.get(&mut c, "startTime").timestamp(&mut c);
         status.get(&mut c, "completionTime").timestamp(&mut c);
         let (mut completed, mut failed_condition) = (false, false);
-        let mut failure_target = None;
+        let (mut failure_target, mut success_criteria_met) = (None, None);
         for condition in status.get(&mut c, "conditions").items(&mut c) {
             c.object(&condition);
             let kind = condition.get(&mut c, "type").string(&mut c);
@@ -161,11 +203,14 @@ impl JobView {
                 .timestamp(&mut c);
             completed |= on && kind == Some("Complete");
             failed_condition |= on && kind == Some("Failed");
+            let text = |c: &mut Checker, name: &str| {
+                condition.get(c, name).string(c).unwrap_or("").to_string()
+            };
             if on && kind == Some("FailureTarget") && failure_target.is_none() {
-                let text = |c: &mut Checker, name: &str| {
-                    condition.get(c, name).string(c).unwrap_or("").to_string()
-                };
                 failure_target = Some((text(&mut c, "reason"), text(&mut c, "message")));
+            }
+            if on && kind == Some("SuccessCriteriaMet") && success_criteria_met.is_none() {
+                success_criteria_met = Some((text(&mut c, "reason"), text(&mut c, "message")));
             }
         }
         Ok(JobView {
@@ -175,6 +220,10 @@ impl JobView {
             parallelism: parallelism.unwrap_or(1),
             completions,
             backoff_limit,
+            backoff_limit_per_index,
+            max_failed_indexes,
+            success_policy,
+            only_replace_failed,
             active_deadline_seconds,
             indexed,
             suspended,
@@ -192,6 +241,9 @@ impl JobView {
                 completed,
                 failed_condition,
                 failure_target,
+                success_criteria_met,
+                failed_indexes,
+                terminating,
             },
             malformed: c.finish(),
             raw: Arc::new(value),
@@ -243,6 +295,24 @@ mod tests {
     }
 
     #[test]
+    fn per_index_limits_lift_the_backoff_limit_and_a_failure_policy_replaces_only_failed_pods() {
+        let j = job(json!({"backoffLimitPerIndex": 1}), json!({}));
+        assert_eq!(j.backoff_limit, i32::MAX);
+        assert!(!j.only_replace_failed);
+        let j = job(json!({"podReplacementPolicy": "Failed"}), json!({}));
+        assert!(j.only_replace_failed);
+        let j = job(json!({"podFailurePolicy": {"rules": []}}), json!({}));
+        assert!(j.only_replace_failed);
+        let j = job(
+            json!({"podReplacementPolicy": "TerminatingOrFailed"}),
+            json!({"failedIndexes": "0,1", "terminating": 2}),
+        );
+        assert!(!j.only_replace_failed);
+        assert_eq!(j.status.failed_indexes.map(|f| f.count()), Some(2));
+        assert_eq!(j.status.terminating, Some(2));
+    }
+
+    #[test]
     fn counts_modes_and_indexes_of_the_wrong_shape_are_malformed() {
         for (spec, status, path) in [
             (json!({"parallelism": "2"}), json!({}), "spec.parallelism"),
@@ -274,6 +344,26 @@ mod tests {
                 "status.conditions[0].status",
             ),
             (json!({}), json!({"startTime": 5}), "status.startTime"),
+            (
+                json!({"podReplacementPolicy": "Sometimes"}),
+                json!({}),
+                "spec.podReplacementPolicy",
+            ),
+            (
+                json!({"backoffLimitPerIndex": -1}),
+                json!({}),
+                "spec.backoffLimitPerIndex",
+            ),
+            (
+                json!({}),
+                json!({"failedIndexes": "3-1"}),
+                "status.failedIndexes",
+            ),
+            (
+                json!({"successPolicy": {"rules": [{"succeededIndexes": "x"}]}}),
+                json!({}),
+                "spec.successPolicy.rules[0].succeededIndexes",
+            ),
         ] {
             let j = job(spec, status);
             let m = j.malformed.expect(path);

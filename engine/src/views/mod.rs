@@ -14,3 +14,4 @@ pub mod pod_failure_policy;
 pub mod replicaset;
 pub mod revision;
 pub mod statefulset;
+pub mod success_policy;

@@ -75,6 +75,9 @@ pub struct PodView {
     pub job_tracking: bool,
     /// Its `batch.kubernetes.io/job-completion-index` annotation, for Indexed Jobs.
     pub completion_index: Option<u32>,
+    /// The failures of its index before it, from the annotations of a Job with
+    /// `backoffLimitPerIndex`.
+    pub index_failures: IndexFailures,
     /// Why its owner must not act on it, if a field it reads is unusable.
     pub malformed: Option<Arc<Malformed>>,
     /// For a Pod in phase `Failed`: how it failed, as a Job's `podFailurePolicy` reads it.
@@ -89,6 +92,49 @@ pub struct PodFailure {
     pub exit_codes: Vec<(String, i32)>,
     /// The Pod's conditions, `(type, status)`.
     pub conditions: Vec<(String, String)>,
+    /// When its last container finished (Unix seconds), if every container reports when it
+    /// did: upstream's `getFinishTimeFromContainers`, which a Job's per-index backoff counts from.
+    pub finished_at: Option<i64>,
+}
+
+/// An Indexed Job Pod's `batch.kubernetes.io/job-index-failure-count` and
+/// `...-ignored-failure-count` annotations: how often its index failed before it was created,
+/// counted and ignored. A value that is not a number from 0 to 2^31-1 reads as 0, as upstream's
+/// `parseInt32` (the annotations are the user's to edit, so a bad one is no corruption).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IndexFailures {
+    /// Failures that counted towards `backoffLimitPerIndex`.
+    pub counted: u32,
+    /// Failures a podFailurePolicy `Ignore` rule let go.
+    pub ignored: u32,
+}
+
+/// The annotation counting an index's failures that counted.
+pub const INDEX_FAILURE_COUNT_ANNOTATION: &str = "batch.kubernetes.io/job-index-failure-count";
+/// The annotation counting an index's ignored failures.
+pub const INDEX_IGNORED_FAILURE_COUNT_ANNOTATION: &str =
+    "batch.kubernetes.io/job-index-ignored-failure-count";
+
+impl IndexFailures {
+    fn read(annotations: &BTreeMap<String, String>) -> Self {
+        let count = |name: &str| {
+            annotations
+                .get(name)
+                .and_then(|text| text.parse::<i64>().ok())
+                .and_then(|n| i32::try_from(n).ok())
+                .and_then(|n| u32::try_from(n).ok())
+                .unwrap_or(0)
+        };
+        IndexFailures {
+            counted: count(INDEX_FAILURE_COUNT_ANNOTATION),
+            ignored: count(INDEX_IGNORED_FAILURE_COUNT_ANNOTATION),
+        }
+    }
+
+    /// Counted and ignored failures together (upstream's `getIndexAbsoluteFailureCount`).
+    pub fn total(&self) -> u32 {
+        self.counted.saturating_add(self.ignored)
+    }
 }
 
 /// The finalizer that keeps a finished Job Pod until its Job has counted it.
@@ -217,6 +263,7 @@ impl PodView {
             restarts = restarts.saturating_add(count);
         }
         if phase == PodPhase::Failed {
+            let (mut latest, mut all_finished) = (None::<i64>, true);
             for list in ["status.containerStatuses", "status.initContainerStatuses"] {
                 for status in root.get(&mut c, list).items(&mut c) {
                     let name = status.get(&mut c, "name").string(&mut c).unwrap_or("");
@@ -226,8 +273,18 @@ impl PodView {
                     if let Some(code) = code.filter(|code| *code != 0) {
                         failure.exit_codes.push((name.to_string(), code));
                     }
+                    if list == "status.containerStatuses" {
+                        let at = status
+                            .get(&mut c, "state.terminated.finishedAt")
+                            .timestamp(&mut c);
+                        match at {
+                            Some(at) => latest = Some(latest.map_or(at, |l| l.max(at))),
+                            None => all_finished = false,
+                        }
+                    }
                 }
             }
+            failure.finished_at = latest.filter(|_| all_finished);
         }
         let created = root
             .get(&mut c, "metadata.creationTimestamp")
@@ -249,6 +306,7 @@ impl PodView {
             terminating: meta.terminating,
             job_tracking: finalizers.iter().any(|f| f == JOB_TRACKING_FINALIZER),
             completion_index: completion,
+            index_failures: IndexFailures::read(&annotations),
             malformed: c.finish(),
             failure: (phase == PodPhase::Failed).then(|| Box::new(failure)),
         })
@@ -436,6 +494,11 @@ impl PodWire {
                 .as_ref()
                 .is_some_and(|f| f.iter().any(|f| f == JOB_TRACKING_FINALIZER)),
             completion_index,
+            index_failures: meta
+                .annotations
+                .as_ref()
+                .map(IndexFailures::read)
+                .unwrap_or_default(),
             malformed: None,
             failure: None,
         })

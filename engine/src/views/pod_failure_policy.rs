@@ -1,6 +1,6 @@
 //! A Job's `podFailurePolicy`, read and matched as upstream's `matchPodFailurePolicy` does: the
 //! rules in order, the first that matches a failed Pod decides whether its failure counts towards
-//! `backoffLimit`, is ignored, or fails the Job.
+//! `backoffLimit`, is ignored, fails its index (with `backoffLimitPerIndex`), or fails the Job.
 
 use crate::views::checked::{Checker, Field};
 use crate::views::pod::PodFailure;
@@ -10,6 +10,8 @@ use crate::views::pod::PodFailure;
 pub enum PolicyAction {
     /// The Job fails (reason `PodFailurePolicy`).
     FailJob,
+    /// The Pod's index fails at once, whatever its `backoffLimitPerIndex` (the failure counts).
+    FailIndex,
     /// The failure is not counted towards `backoffLimit`; a replacement is created.
     Ignore,
     /// Counted, as without a policy.
@@ -33,8 +35,8 @@ pub enum Requirement {
     Conditions(Vec<(String, String)>),
 }
 
-/// One rule. A rule with an action this controller does not know (`FailIndex` without
-/// `backoffLimitPerIndex`, or a future one) is skipped, as upstream skips unknown actions.
+/// One rule. A rule with an action this controller does not know (a future one) is skipped, as
+/// upstream skips unknown actions.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rule {
     /// Its action; `None` when unknown.
@@ -59,6 +61,8 @@ pub enum Verdict {
     Ignore,
     /// Fail the Job with this message (the Pod's failure counts).
     FailJob(String),
+    /// Fail the Pod's index (the failure counts).
+    FailIndex,
 }
 
 impl PodFailurePolicy {
@@ -72,6 +76,7 @@ impl PodFailurePolicy {
             c.object(&rule);
             let action = match rule.get(c, "action").string(c) {
                 Some("FailJob") => Some(PolicyAction::FailJob),
+                Some("FailIndex") => Some(PolicyAction::FailIndex),
                 Some("Ignore") => Some(PolicyAction::Ignore),
                 Some("Count") => Some(PolicyAction::Count),
                 _ => None,
@@ -147,12 +152,21 @@ impl PodFailurePolicy {
             if let Some(message) = matched {
                 return match action {
                     PolicyAction::FailJob => Verdict::FailJob(message),
+                    PolicyAction::FailIndex => Verdict::FailIndex,
                     PolicyAction::Ignore => Verdict::Ignore,
                     PolicyAction::Count => Verdict::Count,
                 };
             }
         }
         Verdict::Count
+    }
+}
+
+impl Verdict {
+    /// The failure counts towards the Job's limits (every verdict but `Ignore`, as upstream's
+    /// `countFailed`).
+    pub fn counts(&self) -> bool {
+        *self != Verdict::Ignore
     }
 }
 
@@ -176,6 +190,7 @@ mod tests {
                 .iter()
                 .map(|(k, s)| (k.to_string(), s.to_string()))
                 .collect(),
+            finished_at: None,
         }
     }
 
@@ -209,7 +224,7 @@ mod tests {
     #[test]
     fn not_in_and_pod_conditions_match_and_unknown_actions_are_skipped() {
         let p = policy(json!([
-            {"action": "FailIndex", "onExitCodes": {"operator": "In", "values": [3]}},
+            {"action": "Restart", "onExitCodes": {"operator": "In", "values": [3]}},
             {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]},
             {"action": "FailJob", "onExitCodes": {"operator": "NotIn", "values": [3]}},
         ]));
@@ -220,7 +235,7 @@ mod tests {
                 &failed(&[("c", 3)], &[("DisruptionTarget", "True")])
             ),
             Verdict::Ignore,
-            "the FailIndex rule is skipped"
+            "the unknown rule is skipped"
         );
         assert_eq!(
             p.judge("ns", "p", &failed(&[("c", 3)], &[])),
@@ -230,5 +245,15 @@ mod tests {
             p.judge("ns", "p", &failed(&[("c", 9)], &[])),
             Verdict::FailJob(_)
         ));
+    }
+
+    #[test]
+    fn a_fail_index_rule_fails_the_index_and_counts() {
+        let p = policy(json!([
+            {"action": "FailIndex", "onExitCodes": {"operator": "In", "values": [3]}},
+        ]));
+        let verdict = p.judge("ns", "p", &failed(&[("c", 3)], &[]));
+        assert_eq!(verdict, Verdict::FailIndex);
+        assert!(verdict.counts());
     }
 }

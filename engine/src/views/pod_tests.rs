@@ -173,3 +173,43 @@ fn a_failed_pod_keeps_how_it_failed_and_a_running_one_keeps_nothing_of_it() {
     let (pod, _) = PodView::decode(&serde_json::to_vec(&running).expect("json")).expect("pod");
     assert!(pod.failure.is_none());
 }
+
+#[test]
+fn a_failed_pod_finished_when_its_last_container_did_if_all_say_when() {
+    let mut failed = serde_json::json!({
+        "metadata": {"name": "p", "namespace": "ns", "uid": "u", "resourceVersion": "3"},
+        "status": {"phase": "Failed", "containerStatuses": [
+            {"name": "a", "state": {"terminated": {"exitCode": 1, "finishedAt": "1970-01-01T00:01:40Z"}}},
+            {"name": "b", "state": {"terminated": {"exitCode": 0, "finishedAt": "1970-01-01T00:00:10Z"}}},
+        ]},
+    });
+    let read = |v: &serde_json::Value| {
+        let (pod, _) = PodView::decode(&serde_json::to_vec(v).expect("json")).expect("pod");
+        pod.failure.expect("how it failed").finished_at
+    };
+    assert_eq!(read(&failed), Some(100));
+    failed["status"]["containerStatuses"][1]["state"] = serde_json::json!({"running": {}});
+    assert_eq!(read(&failed), None, "one container never said");
+}
+
+#[test]
+fn index_failure_counts_are_read_and_a_bad_one_is_zero_as_upstream() {
+    let mut pod = serde_json::json!({
+        "metadata": {"name": "p", "namespace": "ns", "uid": "u", "resourceVersion": "3",
+            "annotations": {"batch.kubernetes.io/job-index-failure-count": "2",
+                "batch.kubernetes.io/job-index-ignored-failure-count": "1"}},
+        "status": {"phase": "Running"},
+    });
+    let read = |v: &serde_json::Value| {
+        let (pod, malformed) = PodView::decode(&serde_json::to_vec(v).expect("json")).expect("pod");
+        assert!(!malformed);
+        pod.index_failures
+    };
+    let f = read(&pod);
+    assert_eq!((f.counted, f.ignored, f.total()), (2, 1, 3));
+    pod["metadata"]["annotations"]["batch.kubernetes.io/job-index-failure-count"] =
+        serde_json::json!("-4");
+    assert_eq!(read(&pod).counted, 0);
+    pod["status"]["phase"] = serde_json::json!("Failed");
+    assert_eq!(read(&pod).ignored, 1, "the checked read agrees");
+}

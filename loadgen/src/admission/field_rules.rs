@@ -156,7 +156,15 @@ pub fn spec_rules(r: Resource, obj: &Value, out: &mut Vec<StatusCause>) {
         }
         Resource::Jobs => {
             min(obj, "spec.backoffLimit", 0, out);
+            min(obj, "spec.backoffLimitPerIndex", 0, out);
+            min(obj, "spec.maxFailedIndexes", 0, out);
             min(obj, "spec.activeDeadlineSeconds", 0, out);
+            one_of(
+                obj,
+                "spec.podReplacementPolicy",
+                &["Failed", "TerminatingOrFailed"],
+                out,
+            );
             one_of(obj, "spec.completionMode", &["Indexed", "NonIndexed"], out);
             if at(obj, "spec.completionMode") == "Indexed" && at(obj, "spec.completions").is_null()
             {
@@ -227,7 +235,7 @@ pub fn status_rules(r: Resource, obj: &Value) -> Vec<StatusCause> {
             "numberAvailable",
             "numberUnavailable",
         ],
-        Resource::Jobs => &["active", "succeeded", "failed"],
+        Resource::Jobs => &["active", "succeeded", "failed", "terminating"],
         _ => &[],
     };
     for c in counts {
@@ -331,6 +339,25 @@ mod tests {
         assert_eq!(
             out[1].message,
             "Unsupported value: \"Whenever\": supported values: \"OrderedReady\", \"Parallel\""
+        );
+    }
+
+    #[test]
+    fn job_per_index_limits_and_replacement_policy_are_checked() {
+        let mut out = Vec::new();
+        spec_rules(
+            Resource::Jobs,
+            &json!({"spec": {"backoffLimitPerIndex": -1, "maxFailedIndexes": -2,
+                             "podReplacementPolicy": "Never"}}),
+            &mut out,
+        );
+        assert_eq!(
+            fields(&out),
+            [
+                "spec.backoffLimitPerIndex",
+                "spec.maxFailedIndexes",
+                "spec.podReplacementPolicy"
+            ]
         );
     }
 

@@ -290,7 +290,10 @@ const JOB_CONDITION: Ty = Ty::Struct(
     &[
         ("type", Ty::Str("v1.JobConditionType")),
         ("status", Ty::Str("v1.ConditionStatus")),
+        ("lastProbeTime", Ty::Time),
         ("lastTransitionTime", Ty::Time),
+        ("reason", S),
+        ("message", S),
     ],
 );
 const JOB_CONDITIONS: Ty = Ty::List(&JOB_CONDITION);
@@ -313,6 +316,9 @@ const JOB: Ty = Ty::Struct(
                     ("template", TEMPLATE),
                     ("completionMode", Ty::Str("v1.CompletionMode")),
                     ("suspend", Ty::Bool),
+                    ("backoffLimitPerIndex", Ty::I32),
+                    ("maxFailedIndexes", Ty::I32),
+                    ("podReplacementPolicy", Ty::Str("v1.PodReplacementPolicy")),
                 ],
             ),
         ),
@@ -328,6 +334,8 @@ const JOB: Ty = Ty::Struct(
                     ("succeeded", Ty::I32),
                     ("failed", Ty::I32),
                     ("completedIndexes", S),
+                    ("failedIndexes", S),
+                    ("terminating", Ty::I32),
                     (
                         "uncountedTerminatedPods",
                         Ty::Struct(

@@ -91,7 +91,24 @@ pub fn apply_defaults(r: Resource, obj: &mut Value, uid: &str, name: &str) {
                     spec.insert("completions".into(), Value::from(1));
                 }
             }
-            spec.entry("backoffLimit").or_insert(Value::from(6));
+            let given = |spec: &Map<String, Value>, field: &str| {
+                spec.get(field).is_some_and(|v| !v.is_null())
+            };
+            // Per-index limits replace the Job-wide one unless it is given.
+            let backoff_limit = if given(spec, "backoffLimitPerIndex") {
+                i64::from(i32::MAX)
+            } else {
+                6
+            };
+            spec.entry("backoffLimit")
+                .or_insert(Value::from(backoff_limit));
+            let replacement = if given(spec, "podFailurePolicy") {
+                "Failed"
+            } else {
+                "TerminatingOrFailed"
+            };
+            spec.entry("podReplacementPolicy")
+                .or_insert(Value::from(replacement));
             spec.entry("completionMode")
                 .or_insert(Value::from("NonIndexed"));
             spec.entry("suspend").or_insert(Value::from(false));
@@ -160,6 +177,19 @@ mod tests {
         apply_defaults(Resource::StatefulSets, &mut set, "u", "db");
         assert_eq!(set["spec"]["updateStrategy"], json!({"type": "OnDelete"}));
         assert_eq!(set["spec"]["podManagementPolicy"], "Parallel");
+    }
+
+    #[test]
+    fn a_job_with_per_index_limits_or_a_failure_policy_gets_their_defaults() {
+        let mut job = json!({"spec": {"completionMode": "Indexed", "completions": 2,
+            "backoffLimitPerIndex": 1}});
+        apply_defaults(Resource::Jobs, &mut job, "u", "pi");
+        assert_eq!(job["spec"]["backoffLimit"], i64::from(i32::MAX));
+        assert_eq!(job["spec"]["podReplacementPolicy"], "TerminatingOrFailed");
+        let mut job = json!({"spec": {"podFailurePolicy": {"rules": []}}});
+        apply_defaults(Resource::Jobs, &mut job, "u", "pi");
+        assert_eq!(job["spec"]["backoffLimit"], 6);
+        assert_eq!(job["spec"]["podReplacementPolicy"], "Failed");
     }
 
     #[test]

@@ -46,6 +46,7 @@ fn pod(name: &str, node: &str, created: i64, revision: &str) -> PodView {
         terminating: false,
         job_tracking: false,
         completion_index: None,
+        index_failures: Default::default(),
         failure: None,
         malformed: None,
     }

@@ -3,8 +3,14 @@
 use super::*;
 use crate::key::Uid;
 use crate::labels::Labels;
-use crate::object::OwnerRef;
+use crate::object::{COMPLETION_INDEX_ANNOTATION, JOB_TRACKING_FINALIZER, OwnerRef, PodPhase};
+use serde_json::{Value, json};
 use std::time::Instant;
+
+mod indexes;
+mod replacement;
+mod success;
+mod suspend;
 
 fn job(spec: Value, status: Value) -> JobView {
     let mut spec = spec;
@@ -38,6 +44,7 @@ fn pod(name: &str, phase: PodPhase, tracking: bool, index: Option<u32>) -> PodVi
         terminating: false,
         job_tracking: tracking,
         completion_index: index,
+        index_failures: Default::default(),
         failure: None,
         malformed: None,
     }
@@ -76,6 +83,46 @@ fn status(plan: &Plan) -> Option<&Value> {
     })
 }
 
+/// The types of the written conditions, in order.
+fn kinds(status: &Value) -> Vec<&str> {
+    status["conditions"]
+        .as_array()
+        .map(|cs| cs.iter().filter_map(|c| c["type"].as_str()).collect())
+        .unwrap_or_default()
+}
+
+/// The written condition of type `kind` (`null` if none).
+fn condition<'a>(status: &'a Value, kind: &str) -> &'a Value {
+    status["conditions"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["type"] == kind))
+        .unwrap_or(&Value::Null)
+}
+
+/// Pods deleted by the plan, by name in order.
+fn deleted(plan: &Plan) -> Vec<String> {
+    actions(plan)
+        .into_iter()
+        .filter_map(|a| match a {
+            Action::Delete { key, .. } => Some(key.name().to_string()),
+            _ => None,
+        })
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect()
+}
+
+/// The annotations of the Pods the plan creates.
+fn created_annotations(plan: &Plan) -> Vec<&Value> {
+    actions(plan)
+        .into_iter()
+        .filter_map(|a| match a {
+            Action::Create { body, .. } => Some(&body["metadata"]["annotations"]),
+            _ => None,
+        })
+        .collect()
+}
+
 #[test]
 fn a_null_conditions_list_gets_the_finished_condition() {
     let j = job(
@@ -87,9 +134,15 @@ fn a_null_conditions_list_gets_the_finished_condition() {
         Action::UpdateStatus { body, .. } => Some(body["status"].clone()),
         _ => None,
     });
+    let status = status.expect("status");
+    assert_eq!(kinds(&status), ["SuccessCriteriaMet", "Complete"]);
     assert_eq!(
-        status.map(|s| s["conditions"][0]["type"].clone()),
-        Some(json!("Complete"))
+        condition(&status, "Complete")["reason"],
+        "CompletionsReached"
+    );
+    assert_eq!(
+        condition(&status, "Complete")["message"],
+        "Reached expected number of succeeded pods"
     );
 }
 
@@ -185,8 +238,12 @@ fn past_the_backoff_limit_the_job_fails_and_its_pods_go() {
     assert!(p.is_destructive(), "its Pods are deleted first");
     let p = plan(&j, vec![]);
     let s = status(&p).expect("status");
-    assert_eq!(s["conditions"][0]["type"], "Failed");
-    assert_eq!(s["conditions"][0]["reason"], "BackoffLimitExceeded");
+    assert_eq!(
+        kinds(s),
+        ["FailureTarget", "Failed"],
+        "declared, then final with nothing left"
+    );
+    assert_eq!(condition(s, "Failed")["reason"], "BackoffLimitExceeded");
 }
 
 fn failed_with(name: &str, code: i32) -> PodView {
@@ -194,6 +251,7 @@ fn failed_with(name: &str, code: i32) -> PodView {
     p.failure = Some(Box::new(crate::views::pod::PodFailure {
         exit_codes: vec![("c".into(), code)],
         conditions: Vec::new(),
+        finished_at: None,
     }));
     p
 }

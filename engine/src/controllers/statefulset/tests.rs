@@ -59,6 +59,7 @@ fn pod_at(
         terminating,
         job_tracking: false,
         completion_index: None,
+        index_failures: Default::default(),
         failure: None,
         malformed: None,
     }
