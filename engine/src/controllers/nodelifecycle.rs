@@ -233,23 +233,23 @@ impl Reconciler for NodeLifecycleController {
             rests_on: vec![(Resource::Leases, node.lease_key())],
             ..Plan::default()
         };
-        // One marking per decision, each on its own proof: a second step carried out after
-        // the first was answered would act on a silence that may have ended meanwhile (the
-        // kubelet back, the Node Ready again) and taint a live Node NoExecute.
-        let step = if node.ready != Some(ReadyStatus::Unknown) {
-            Action::UpdateStatus {
+        // Two steps of one decision: the shard sends the second only while the decision's
+        // proof holds (a taint sent long after the status, the kubelet back meanwhile, would
+        // evict Pods from a live Node); past that the key decides again.
+        if node.ready != Some(ReadyStatus::Unknown) {
+            plan.steps.push(vec![Action::UpdateStatus {
                 resource: Resource::Nodes,
                 key: key.clone(),
                 body: ready_unknown(node, &stamp)?,
-            }
-        } else {
-            Action::Patch {
+            }]);
+        }
+        if !node.unreachable {
+            plan.steps.push(vec![Action::Patch {
                 resource: Resource::Nodes,
                 key: key.clone(),
                 patch: taint_patch(node, &stamp)?,
-            }
-        };
-        plan.steps.push(vec![step]);
+            }]);
+        }
         Ok(plan)
     }
 }
@@ -328,8 +328,7 @@ mod tests {
     }
 
     #[test]
-    fn a_silent_lease_marks_the_node_unknown_then_taints_it_on_a_second_decision_keeping_other_taints()
-     {
+    fn a_silent_lease_marks_the_node_unknown_and_taints_it_keeping_other_taints() {
         let t0 = Instant::now();
         let cache = cache_with(node("n1", "True", false), Some(t0));
         let plan = grace()
@@ -353,18 +352,8 @@ mod tests {
             body["metadata"]["resourceVersion"], "5",
             "optimistic concurrency"
         );
-        assert_eq!(plan.steps.len(), 1, "one marking per decision: {plan:?}");
-        let unknown = cache_with(node("n1", "Unknown", false), Some(t0));
-        let plan = grace()
-            .reconcile(
-                &ObjectKey::new("", "n1"),
-                &unknown,
-                &ctx(t0 + Duration::from_secs(40)),
-            )
-            .expect("plan");
-        assert!(plan.is_destructive(), "tainting needs its own proof");
-        let Action::Patch { patch, .. } = &plan.steps[0][0] else {
-            panic!("then the taint, decided again: {plan:?}");
+        let Action::Patch { patch, .. } = &plan.steps[1][0] else {
+            panic!("then the taint: {plan:?}");
         };
         let taints = patch["spec"]["taints"].as_array().expect("taints");
         assert_eq!(taints.len(), 3, "{taints:?}");

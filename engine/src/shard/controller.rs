@@ -1,6 +1,7 @@
 //! The state a shard keeps per controller: its queue, version map, proofs and expectations, the
 //! plans in flight (which step is out, what is left), and the writes sent and not yet answered.
 
+use super::gate::DECISION_PROOF_HOLDS;
 use super::messages::Output;
 use crate::action::{Action, Plan};
 use crate::cache::ShardCache;
@@ -225,6 +226,16 @@ impl Controller {
             return;
         }
         plan.held = false;
+        if self.mode.is_tidemark()
+            && self.reconciler.proof_per_decision()
+            && now.saturating_duration_since(plan.started) > DECISION_PROOF_HOLDS
+            && !plan.steps.is_empty()
+        {
+            // A decision about time holds as long as its proof: a later step would act on a
+            // fact (a Node silent) that may have stopped being true while the first travelled.
+            plan.superseded = true;
+            plan.requeue_after = Some(Duration::ZERO);
+        }
         let step = if plan.failed || plan.superseded {
             None
         } else {

@@ -732,6 +732,72 @@ mod node_lifecycle {
         assert!(!ws.is_empty(), "still silent after the barrier: marked");
         assert_eq!(s.stats(late)[0].proven_keys, 0, "the proof was used up");
     }
+
+    #[test]
+    fn a_proof_the_key_did_not_need_vouches_for_nothing_later() {
+        let t0 = Instant::now();
+        let mut s = listed(true, t0);
+        let late = t0 + Duration::from_secs(41);
+        let id = barrier(&outputs(&mut s, late)).expect("barrier");
+        s.barrier_done(id, Ok(rv(50)), late);
+        s.advance(Resource::Nodes, rv(50), late);
+        s.apply(Change::Applied(lease(45)), late);
+        s.advance(Resource::Leases, rv(50), late);
+        assert!(writes(&mut s, late).is_empty(), "renewed: nothing to mark");
+        let much_later = late + Duration::from_secs(41);
+        let out = outputs(&mut s, much_later);
+        assert!(
+            out.iter().all(|o| !matches!(o, Output::Write(_))),
+            "the proof of 41 s ago is gone with the decision it was for: {out:?}"
+        );
+        assert!(barrier(&out).is_some(), "a new barrier first: {out:?}");
+    }
+
+    #[test]
+    fn a_proof_that_waited_past_a_second_for_the_watch_is_followed_by_a_live_read() {
+        let t0 = Instant::now();
+        let mut s = listed(true, t0);
+        let late = t0 + Duration::from_secs(41);
+        let id = barrier(&outputs(&mut s, late)).expect("barrier");
+        s.barrier_done(id, Ok(rv(50)), late);
+        let caught_up = late + Duration::from_secs(3);
+        s.advance(Resource::Nodes, rv(50), caught_up);
+        s.advance(Resource::Leases, rv(50), caught_up);
+        let out = outputs(&mut s, caught_up);
+        assert!(
+            out.iter().all(|o| !matches!(o, Output::Write(_))),
+            "{out:?}"
+        );
+        assert!(
+            out.iter().any(|o| matches!(o, Output::LiveRead { .. })),
+            "the Lease is read live before a 3 s old proof is trusted: {out:?}"
+        );
+    }
+
+    #[test]
+    fn a_marking_whose_first_step_took_past_a_second_sends_no_taint_and_decides_again() {
+        let t0 = Instant::now();
+        let mut s = listed(true, t0);
+        let late = t0 + Duration::from_secs(41);
+        let id = barrier(&outputs(&mut s, late)).expect("barrier");
+        s.barrier_done(id, Ok(rv(50)), late);
+        s.advance(Resource::Nodes, rv(50), late);
+        s.advance(Resource::Leases, rv(50), late);
+        let ws = writes(&mut s, late);
+        assert!(
+            matches!(ws.as_slice(), [w] if matches!(w.action, Action::UpdateStatus { .. })),
+            "{ws:?}"
+        );
+        let answered = late + Duration::from_secs(2);
+        s.write_done(ws[0].id, written(60), answered);
+        let out = outputs(&mut s, answered);
+        assert!(
+            out.iter().all(
+                |o| !matches!(o, Output::Write(w) if matches!(w.action, Action::Patch { .. }))
+            ),
+            "the taint was decided 2 s ago: not sent on that decision: {out:?}"
+        );
+    }
 }
 
 #[test]
