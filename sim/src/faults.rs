@@ -46,6 +46,8 @@ pub struct FaultPlan {
     pub history: u64,
     /// A request's network leg when it is not slow, in milliseconds (lowest, highest).
     pub leg_ms: (u64, u64),
+    /// Chance that a write is refused with a `500` before it is applied.
+    pub server_error: f64,
     /// Chance that a write is applied but its response is lost (answered as a transport error).
     pub lost_response: f64,
     /// Chance that a write is slow, and how slow at most.
@@ -98,6 +100,7 @@ impl FaultPlan {
             history: rng.u64(50..=2_000),
             leg_ms: (1, 20),
             lost_response: rng.f64() * 0.1,
+            server_error: rng.f64() * 0.05,
             slow_write: rng.f64() * 0.1,
             slow_write_max: ms(rng, 100, 5_000),
             stuck_write: rng.f64() * 0.02,
@@ -132,6 +135,7 @@ impl FaultPlan {
             history: 10_000,
             leg_ms: (1, 20),
             lost_response: 0.0,
+            server_error: 0.0,
             slow_write: 0.0,
             slow_write_max: Duration::ZERO,
             stuck_write: 0.0,
@@ -192,6 +196,11 @@ impl FaultPlan {
     /// Whether the response of a write committed at `t` is lost.
     pub fn loses_response(&self, rng: &mut fastrand::Rng, t: Duration) -> bool {
         self.active(t) && rng.f64() < self.lost_response
+    }
+
+    /// Whether a write arriving at `t` is refused with a `500`.
+    pub fn fails_write(&self, rng: &mut fastrand::Rng, t: Duration) -> bool {
+        self.active(t) && rng.f64() < self.server_error
     }
 
     /// Whether a watch read at `t` drops the connection.

@@ -23,6 +23,8 @@ pub enum Removal {
     Gone,
     /// Lost write responses.
     LostResponses,
+    /// Writes refused with `500`.
+    ServerErrors,
     /// Slow writes.
     SlowWrites,
     /// Stuck writes.
@@ -56,6 +58,7 @@ impl Removal {
                 plan.history = plan.history.max(10_000);
             }
             Removal::LostResponses => plan.lost_response = 0.0,
+            Removal::ServerErrors => plan.server_error = 0.0,
             Removal::SlowWrites => plan.slow_write = 0.0,
             Removal::StuckWrites => plan.stuck_write = 0.0,
             Removal::Crash => {
@@ -74,6 +77,7 @@ impl Removal {
             Removal::StuckWrites,
             Removal::SlowWrites,
             Removal::LostResponses,
+            Removal::ServerErrors,
             Removal::Gone,
             Removal::Drops,
         ];

@@ -39,10 +39,31 @@ impl World {
             self.queue.at(until, held);
             return;
         }
+        let now = self.now();
+        if self.faults.fails_write(&mut self.rng, now) {
+            self.note(format_args!(
+                "server {} {} {}: 500, not applied",
+                action.verb(),
+                action.resource(),
+                crate::world::describe(&action)
+            ));
+            let result = WriteResult::Failed(WriteError {
+                kind: WriteErrorKind::Server,
+                message: "500 Internal Server Error (simulated)".into(),
+            });
+            let latency = self.faults.network(&mut self.rng, now);
+            let answer = Event::WriteAnswered {
+                epoch,
+                shard,
+                id,
+                result,
+            };
+            self.after(latency, answer);
+            return;
+        }
         let arrival = arrive(&self.store, &self.oracle, &action);
         // Between arrival and commit other writes may commit: the oracle's arrival rule is
         // about exactly that window.
-        let now = self.now();
         let processing = if self.faults.active(now) && self.rng.f64() < self.faults.slow_write {
             self.faults.network(&mut self.rng, now)
         } else {
