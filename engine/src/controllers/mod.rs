@@ -1,5 +1,6 @@
 //! The onboarded controllers' logic, each a pure [`Reconciler`](crate::reconciler::Reconciler).
 
+pub mod claim;
 pub mod daemonset;
 pub mod history;
 pub mod job;

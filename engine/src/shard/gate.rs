@@ -54,6 +54,8 @@ pub struct PlanFacts {
     pub quiet: bool,
     /// A cache the controller reads is known to lag (asked of destructive and creating plans).
     pub lagging: bool,
+    /// It adopts orphans: the owner is read live first whatever the caches' lag.
+    pub adopts: bool,
     /// A live read matched exactly the versions this decision rests on.
     pub verified: bool,
 }
@@ -100,8 +102,8 @@ pub enum Decision {
     Barrier,
     /// Destructive work waits this long after a takeover, then the key decides again.
     Hold(Duration),
-    /// A cache a destructive or creating decision reads lags: read its objects live before
-    /// carrying it out.
+    /// A cache a destructive or creating decision reads lags, or the decision adopts orphans:
+    /// read its objects live before carrying it out.
     LiveRead,
     /// Carry out the plan.
     Proceed,
@@ -129,6 +131,9 @@ pub fn decide(facts: &Facts) -> Decision {
         return Decision::Barrier;
     }
     if mode.is_tidemark() && (plan.destructive || plan.creates) && plan.lagging && !plan.verified {
+        return Decision::LiveRead;
+    }
+    if mode.is_tidemark() && plan.adopts && !plan.verified {
         return Decision::LiveRead;
     }
     Decision::Proceed

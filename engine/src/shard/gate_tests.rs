@@ -7,7 +7,7 @@
 //! `takeover=pending`, `relisting=true`, `expectations=unmet`,
 //! `freshness=fresh|unknown|stale:RESOURCE@VERSION|deletes:RESOURCE`, `unknown-outcome=true`,
 //! and once the reconciler has decided `plan=ordinary|creates|destructive` with `takeover-wait=MS`,
-//! `proven=true`, `quiet=true`, `lagging=true`, `verified=true`.
+//! `proven=true`, `quiet=true`, `lagging=true`, `verified=true`, `adopts=true`.
 
 use super::*;
 use crate::resource::Resource;
@@ -81,6 +81,7 @@ fn facts(args: &str) -> Facts {
             "quiet" => plan_mut(&mut plan, name).quiet = flag(value),
             "lagging" => plan_mut(&mut plan, name).lagging = flag(value),
             "verified" => plan_mut(&mut plan, name).verified = flag(value),
+            "adopts" => plan_mut(&mut plan, name).adopts = flag(value),
             other => panic!("unknown fact {other:?}"),
         }
     }

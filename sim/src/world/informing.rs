@@ -83,9 +83,9 @@ impl World {
         let mut per_shard = vec![Vec::new(); self.shards.len()];
         let mut placements = Placements::new(&self.router);
         for object in objects {
-            let shard = self.router.route(&object);
-            placements.listed(&object, shard);
-            per_shard[shard.0].push(object);
+            let route = self.router.route(&object);
+            placements.listed(&object, route);
+            route.deliver(object, &mut per_shard);
         }
         let now = self.clock.now();
         for (s, objects) in per_shard.into_iter().enumerate() {
@@ -198,10 +198,12 @@ impl World {
                 _ => Change::Applied(object),
             };
             let placement = self.informers[i].placements.place(&self.router, &change);
-            if let (Some(left), Change::Applied(object)) = (placement.left, &change) {
-                per_shard[left.0].push(Change::Departed(object.clone()));
+            if let Change::Applied(object) = &change {
+                for left in &placement.left {
+                    per_shard[left.0].push(Change::Departed(object.clone()));
+                }
             }
-            per_shard[placement.shard.0].push(change);
+            placement.route.deliver(change, &mut per_shard);
         }
         self.note(format_args!(
             "{resource} batch of {} events, progress {}",
