@@ -9,6 +9,7 @@
 
 use crate::action::{Action, Plan};
 use crate::cache::ShardCache;
+use crate::controllers::claimants;
 use crate::index_set::IndexSet;
 use crate::key::ObjectKey;
 use crate::object::{
@@ -276,6 +277,10 @@ impl Reconciler for JobController {
         }
     }
 
+    fn keys_for_cache(&self, object: &Object, cache: &ShardCache, keys: &mut Vec<ObjectKey>) {
+        claimants::owners_of(self.primary(), object, cache, keys);
+    }
+
     fn reconcile(
         &self,
         key: &ObjectKey,
@@ -286,13 +291,18 @@ impl Reconciler for JobController {
             return Ok(Plan::default());
         };
         ensure_well_formed(self.name(), job)?;
-        let pods: Vec<&PodView> = cache.pods.owned_by(&job.uid).collect();
-        for pod in &pods {
-            ensure_well_formed(self.name(), *pod)?;
+        for pod in cache.pods.owned_by(&job.uid) {
+            ensure_well_formed(self.name(), pod)?;
         }
+        let claimed = claimants::job(job).claim(cache, |_| true, |_| true);
+        let pods = claimed.pods;
         let mut active: Vec<&PodView> = pods.iter().copied().filter(|p| p.is_active()).collect();
         let (tally, finalizers_due) = track(job, &pods);
         let mut plan = Plan::default();
+        if !claimed.patches.is_empty() {
+            plan.adopts = claimed.adopted > 0;
+            plan.steps.push(claimed.patches);
+        }
         let len = |v: &Vec<String>| i32::try_from(v.len()).unwrap_or(i32::MAX);
         let succeeded_total = tally
             .succeeded

@@ -2,7 +2,7 @@
 
 use crate::action::{Action, Plan};
 use crate::cache::ShardCache;
-use crate::controllers::claim::{self, Claimant};
+use crate::controllers::claimants;
 use crate::key::ObjectKey;
 use crate::object::{Object, PodPhase, PodView, ReplicaSetStatus, ReplicaSetView};
 use crate::pod_template::{ControllerRef, NewMeta, NewObject, SpecOnly, template_spec, to_body};
@@ -50,10 +50,7 @@ impl Reconciler for ReplicaSetController {
     }
 
     fn keys_for_cache(&self, object: &Object, cache: &ShardCache, keys: &mut Vec<ObjectKey>) {
-        if let Object::Pod(pod) = object {
-            let owners = cache.replicasets.iter().map(claimant);
-            claim::owners_of_orphan(pod, owners, |_, _| true, keys);
-        }
+        claimants::owners_of(self.primary(), object, cache, keys);
     }
 
     fn reconcile(
@@ -71,7 +68,7 @@ impl Reconciler for ReplicaSetController {
         }
         // Upstream claims active Pods only: a finished orphan is not adopted, a finished Pod
         // that stops matching is not released.
-        let claimed = claimant(rs).claim(cache, PodView::is_active, |_| true);
+        let claimed = claimants::replicaset(rs).claim(cache, PodView::is_active, |_| true);
         let mut active = claimed.pods;
         let mut plan = Plan::default();
         if !claimed.patches.is_empty() {
@@ -116,18 +113,6 @@ impl Reconciler for ReplicaSetController {
         }
         plan.requeue_after = next_available;
         Ok(plan)
-    }
-}
-
-/// A ReplicaSet as the owner that claims Pods.
-fn claimant(rs: &ReplicaSetView) -> Claimant<'_> {
-    Claimant {
-        resource: Resource::ReplicaSets,
-        key: &rs.key,
-        uid: &rs.uid,
-        selector: Some(&rs.selector),
-        terminating: rs.terminating,
-        finalizers: &[],
     }
 }
 

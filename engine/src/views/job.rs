@@ -65,6 +65,8 @@ pub struct JobView {
     pub pod_failure_policy: Option<Arc<PodFailurePolicy>>,
     /// spec.template.
     pub template: Arc<PodTemplate>,
+    /// spec.selector (the server generates one from the Job's UID); `None` if absent.
+    pub selector: Option<crate::labels::LabelSelector>,
     /// metadata.deletionTimestamp is set.
     pub terminating: bool,
     /// The status.
@@ -112,9 +114,10 @@ impl JobView {
         let suspended = spec.get(&mut c, "suspend").boolean(&mut c).unwrap_or(false);
         let pod_failure_policy =
             PodFailurePolicy::read(&spec.get(&mut c, "podFailurePolicy"), &mut c).map(Arc::new);
-        if spec.get(&mut c, "selector").is_present() {
-            crate::labels::LabelSelector::read(&spec.get(&mut c, "selector"), &mut c);
-        }
+        let selector = spec
+            .get(&mut c, "selector")
+            .is_present()
+            .then(|| crate::labels::LabelSelector::read(&spec.get(&mut c, "selector"), &mut c));
         let template = PodTemplate::read(&root, &mut c);
         let status = root.get(&mut c, "status");
         let mut count = |name: &str| status.get(&mut c, name).int32(&mut c, 0).unwrap_or(0);
@@ -180,6 +183,7 @@ impl JobView {
             suspended,
             pod_failure_policy,
             template: Arc::new(template),
+            selector,
             terminating: meta.terminating,
             status: JobStatus {
                 active,
