@@ -1,6 +1,7 @@
 //! Stress scenarios: a TOML file naming the workload, the faults over time, the invariants and
 //! the convergence bound.
 
+pub mod adoption;
 pub mod catalog;
 pub mod takeover;
 pub mod timeline;
@@ -78,6 +79,9 @@ pub struct Scenario {
     /// takeover: see [`takeover`].
     #[serde(default)]
     pub takeover: Option<takeover::Takeover>,
+    /// Orphans seeded first and their owners created later: see [`adoption`].
+    #[serde(default)]
+    pub adoption: Option<adoption::Adoption>,
 }
 
 /// Simulated API server settings.
@@ -474,7 +478,8 @@ impl Scenario {
 
     /// When the workload's last step, event and fault are over, whatever the seed.
     pub fn active_duration(&self) -> Duration {
-        let steps = self.workload.step_every_seconds.max(0.0) * self.workload.steps.len() as f64;
+        let steps = self.workload.step_every_seconds.max(0.0) * self.workload.steps.len() as f64
+            + self.owners_at_seconds();
         let faults = self
             .faults
             .iter()
@@ -487,6 +492,15 @@ impl Scenario {
             .map(|t| t.max(0.0))
             .fold(0.0, f64::max);
         Duration::from_secs_f64(steps.max(faults).max(events))
+    }
+}
+
+impl Scenario {
+    /// When the workload's sets are created: zero unless an `[adoption]` table says later.
+    pub fn owners_at_seconds(&self) -> f64 {
+        self.adoption
+            .as_ref()
+            .map_or(0.0, |a| a.owners_at_seconds.max(0.0))
     }
 }
 

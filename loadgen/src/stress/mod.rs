@@ -5,6 +5,7 @@ pub mod compare;
 pub mod left_by_kcm;
 pub mod managers;
 pub mod mode;
+pub mod orphans;
 pub mod phases;
 pub mod report;
 pub mod run_as;
@@ -266,6 +267,9 @@ fn reported(server: &ApiServer) -> Vec<ReportedViolation> {
                 ViolationKind::DaemonSetTwoPodsOnANode => "daemonset-one-pod-per-node",
                 ViolationKind::DaemonSetNeededPodDeleted => "daemonset-no-needed-pod-deleted",
                 ViolationKind::ActionOnMalformedOwner => "no-action-on-malformed-owner",
+                ViolationKind::AdoptionOverCreate => "adoption-no-over-create",
+                ViolationKind::TwoControllers => "adoption-one-controller",
+                ViolationKind::AdoptedByOwnerBeingDeleted => "adoption-owner-not-being-deleted",
             }
             .to_string(),
             object: format!("{}/{}", v.namespace, v.replicaset),
@@ -359,7 +363,12 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
             Some((takeover.quiet_seconds, seeded))
         }
         None => {
-            crate::stress::seed::seed_workload(&server, namespace, w, &plan)?;
+            match &scenario.adoption {
+                Some(adoption) => {
+                    crate::stress::orphans::seed_orphans(&server, namespace, w, adoption)?
+                }
+                None => crate::stress::seed::seed_workload(&server, namespace, w, &plan)?,
+            }
             None
         }
     };
@@ -420,6 +429,13 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
                     ),
                 }),
         );
+    }
+    if scenario.adoption.is_some() {
+        violations.extend(crate::stress::orphans::unadopted(
+            &server,
+            namespace,
+            scenario.workload.kind.resource(),
+        ));
     }
     if let Some((quiet_seconds, seeded)) = &takeover {
         violations.extend(crate::stress::left_by_kcm::disruptions(
@@ -525,6 +541,10 @@ async fn drive(
     {
         tracing::warn!("the manager did not settle the seeded workload before the scenario");
     }
+    let owners = Plan {
+        actions: Vec::new(),
+        ..plan.clone()
+    };
     let mut user = crate::scenario::user::User::new(server, namespace, plan.pick_seed)
         .with_nodes(scenario.workload.node_label.clone(), plan.node_order);
     let mut actions = plan.actions.into_iter().peekable();
@@ -539,6 +559,23 @@ async fn drive(
         while let Some((_, action)) = actions.next_if(|(when, _)| *when <= at) {
             match action {
                 Action::Scale { name, replicas } => user.scale(kind, &name, replicas)?,
+                Action::CreateOwners => {
+                    crate::stress::seed::seed_workload(
+                        server,
+                        namespace,
+                        &scenario.workload,
+                        &owners,
+                    )?;
+                    tracing::info!(
+                        revision = server.current_revision(),
+                        "user: the sets are created"
+                    );
+                    events.push(FaultEvent {
+                        at_seconds: t0.elapsed().as_secs_f64(),
+                        revision: server.current_revision(),
+                        what: "the sets are created".into(),
+                    });
+                }
                 Action::Event(event) => {
                     let what = user.act(&event)?;
                     tracing::info!(revision = server.current_revision(), %what, "user");
