@@ -430,7 +430,12 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
                 }),
         );
     }
-    if scenario.adoption.is_some() {
+    if let Some(adoption) = &scenario.adoption {
+        tracing::info!(
+            patched = crate::stress::orphans::patched_by_managers(&server, namespace),
+            seeded = adoption.orphans * scenario.workload.replicasets,
+            "adoption: orphans the managers patched"
+        );
         violations.extend(crate::stress::orphans::unadopted(
             &server,
             namespace,

@@ -42,6 +42,24 @@ pub fn seed_orphans(
     Ok(())
 }
 
+/// How many distinct orphans of `namespace` the managers patched (adopted, mostly): for the
+/// log, which shows the scenario did adopt.
+pub fn patched_by_managers(server: &ApiServer, namespace: &str) -> usize {
+    let names: std::collections::BTreeSet<String> = server
+        .writes()
+        .into_iter()
+        .filter(|w| w.resource == Resource::Pods && w.namespace == namespace)
+        .filter(|w| w.verb == crate::oracle::Verb::Update && w.name.starts_with("loose-"))
+        .filter(|w| {
+            w.user_agent
+                .as_deref()
+                .is_some_and(|a| a.starts_with("tidemark"))
+        })
+        .map(|w| w.name)
+        .collect();
+    names.len()
+}
+
 /// Live orphans of `namespace` that a live set of `resource`, not being deleted, matches: each
 /// should have been adopted by the end of the run.
 pub fn unadopted(
