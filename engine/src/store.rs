@@ -39,16 +39,21 @@ impl<T: Cached> Store<T> {
     /// Inserts or replaces an object; returns the previous one.
     pub fn apply(&mut self, object: T) -> Option<T> {
         let key = object.key().clone();
+        let owned = object.owner_uid().is_some();
         if let Some(owner) = object.owner_uid() {
             self.by_owner
                 .entry(owner.clone())
                 .or_default()
                 .insert(key.clone());
-            self.orphans.remove(&key);
         } else {
             self.orphans.insert(key.clone());
         }
         let previous = self.objects.insert(key.clone(), object);
+        // Only an object that was an orphan can leave the set: an owned Pod's update (nearly
+        // every update) costs no lookup.
+        if owned && previous.as_ref().is_some_and(|p| p.owner_uid().is_none()) {
+            self.orphans.remove(&key);
+        }
         if let Some(old_owner) = previous.as_ref().and_then(|p| p.owner_uid()) {
             let still = self.objects.get(&key).and_then(|o| o.owner_uid());
             if still != Some(old_owner) {

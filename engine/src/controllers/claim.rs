@@ -230,6 +230,6 @@ mod tests {
             |_, _| true,
             &mut keys,
         );
-        assert_eq!(keys, [db.key.clone()]);
+        assert_eq!(keys, std::slice::from_ref(&db.key));
     }
 }

@@ -117,5 +117,5 @@ fn an_orphan_queues_the_sets_that_would_adopt_it() {
     let mut keys = Vec::new();
     let orphan = Object::Pod(orphan_pod("ns", "loose", &[("app", "web")]));
     ReplicaSetController.keys_for_cache(&orphan, &cache, &mut keys);
-    assert_eq!(keys, [web.key.clone()]);
+    assert_eq!(keys, std::slice::from_ref(&web.key));
 }
