@@ -495,15 +495,6 @@ impl Scenario {
     }
 }
 
-impl Scenario {
-    /// When the workload's sets are created: zero unless an `[adoption]` table says later.
-    pub fn owners_at_seconds(&self) -> f64 {
-        self.adoption
-            .as_ref()
-            .map_or(0.0, |a| a.owners_at_seconds.max(0.0))
-    }
-}
-
 /// The source tree's scenarios folder (for tests and tools run from the checkout; the binary
 /// loads its built-in copies).
 pub fn scenarios_dir() -> PathBuf {
