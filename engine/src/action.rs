@@ -117,6 +117,10 @@ pub struct Plan {
     /// labels made a DaemonSet Pod unwanted). When a cache the controller reads is known to
     /// lag, each is read live with the key's object before the decision is carried out.
     pub rests_on: Vec<(Resource, ObjectKey)>,
+    /// The plan adopts orphans. The owner is read live before it is carried out, as upstream's
+    /// `RecheckDeletionTimestamp` reads it before the first adoption of a sync: an owner deleted
+    /// (or replaced) since the cache saw it must not take Pods.
+    pub adopts: bool,
 }
 
 impl Plan {

@@ -86,7 +86,8 @@ impl Cached for ReplicaSetView {
 /// Everything a shard has cached. Reconcilers read it; only the shard writes it.
 #[derive(Clone, Debug, Default)]
 pub struct ShardCache {
-    /// Pods routed to this shard (by their controlling owner).
+    /// Pods routed to this shard: by their controlling owner, and every orphan (which any
+    /// shard's owner may adopt).
     pub pods: Store<PodView>,
     /// ReplicaSets routed to this shard.
     pub replicasets: Store<ReplicaSetView>,

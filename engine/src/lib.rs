@@ -63,7 +63,7 @@ pub use placements::{Placement, Placements};
 pub use proof::{BarrierId, Proofs};
 pub use reconciler::{Context, ReconcileError, Reconciler};
 pub use resource::{RegisterError, Resource, ResourceType};
-pub use router::{ShardId, ShardRouter};
+pub use router::{Route, ShardId, ShardRouter};
 pub use rv::{NotComparable, ResourceVersion};
 pub use seeded_bug::SeededBug;
 pub use shard::{Change, ControllerSpec, DECISION_PROOF_HOLDS, Output, Shard};

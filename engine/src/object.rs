@@ -215,7 +215,7 @@ pub(crate) mod test_support {
             key: ObjectKey::new(rs.key.namespace(), name),
             uid: Uid::new(format!("uid-{name}")),
             resource_version: ResourceVersion::new(rv),
-            labels: Labels::default(),
+            labels: labels(&[("app", rs.key.name())]),
             controller: Some(OwnerRef {
                 kind: "ReplicaSet".into(),
                 name: rs.key.name().into(),
@@ -233,6 +233,26 @@ pub(crate) mod test_support {
             index_failures: Default::default(),
             failure: None,
             malformed: None,
+        }
+    }
+
+    /// Labels from pairs.
+    pub fn labels(pairs: &[(&str, &str)]) -> Labels {
+        Labels::from_map(
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        )
+    }
+
+    /// A running, ready Pod `name` with `pairs` as labels and no controller, at resourceVersion 1.
+    pub fn orphan_pod(namespace: &str, name: &str, pairs: &[(&str, &str)]) -> PodView {
+        let rs = replicaset(namespace, "nobody", 1);
+        PodView {
+            labels: labels(pairs),
+            controller: None,
+            ..pod(&rs, name, 1, true)
         }
     }
 }

@@ -3,17 +3,37 @@
 //! that never sees its deletion.
 
 use crate::object::Object;
-use crate::router::{ShardId, ShardRouter};
+use crate::router::{Route, ShardId, ShardRouter};
 use crate::shard::Change;
 use ahash::AHashMap;
+use smallvec::SmallVec;
 
 /// Where one change goes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Placement {
-    /// The shard that gets the change.
-    pub shard: ShardId,
-    /// The shard the object was in before, when it moved: it gets [`Change::Departed`].
-    pub left: Option<ShardId>,
+    /// The shards that get the change.
+    pub route: Route,
+    /// The shards the object was in before and is not in now: each gets [`Change::Departed`]
+    /// (every shard but its owner's when an orphan is adopted).
+    pub left: SmallVec<[ShardId; 2]>,
+}
+
+/// How [`Placements`] remembers [`Route::Every`].
+const EVERY: u32 = u32::MAX;
+
+fn encode(route: Route) -> u32 {
+    match route {
+        Route::Shard(s) => s.0 as u32,
+        Route::Every => EVERY,
+    }
+}
+
+fn decode(stored: u32) -> Route {
+    if stored == EVERY {
+        Route::Every
+    } else {
+        Route::Shard(ShardId(stored as usize))
+    }
 }
 
 /// The last shard of every object of one resource, keyed by a 64-bit hash of its namespace and
@@ -50,11 +70,11 @@ impl Placements {
         self.last.clear();
     }
 
-    /// A listed object goes to `shard`.
-    pub fn listed(&mut self, object: &Object, shard: ShardId) {
+    /// A listed object goes to `route`.
+    pub fn listed(&mut self, object: &Object, route: Route) {
         if self.tracking {
             let h = self.hash(object);
-            self.last.insert(h, shard.0 as u32);
+            self.last.insert(h, encode(route));
         }
     }
 
@@ -68,21 +88,27 @@ impl Placements {
         let routed = router.route(object);
         if !self.tracking {
             return Placement {
-                shard: routed,
-                left: None,
+                route: routed,
+                left: SmallVec::new(),
             };
         }
         let h = self.hash(object);
         if deleted {
-            let shard = self.last.remove(&h).map_or(routed, |s| ShardId(s as usize));
-            return Placement { shard, left: None };
+            let route = self.last.remove(&h).map_or(routed, decode);
+            return Placement {
+                route,
+                left: SmallVec::new(),
+            };
         }
-        let before = self.last.insert(h, routed.0 as u32);
+        let before = self.last.insert(h, encode(routed)).map(decode);
+        let left = before
+            .into_iter()
+            .flat_map(|b| b.shards(router.shards()))
+            .filter(|s| !routed.contains(*s))
+            .collect();
         Placement {
-            shard: routed,
-            left: before
-                .map(|s| ShardId(s as usize))
-                .filter(|before| *before != routed),
+            route: routed,
+            left,
         }
     }
 
@@ -100,7 +126,7 @@ impl Placements {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::object::test_support::{pod_owned_by, replicaset};
+    use crate::object::test_support::{orphan_pod, pod_owned_by, replicaset};
 
     /// Two ReplicaSets that a four-shard router puts in different shards.
     fn owners_in_two_shards(
@@ -122,11 +148,50 @@ mod tests {
         let mut placements = Placements::new(&router);
         let pod = pod_owned_by(&old, "pod-a");
         let first = placements.place(&router, &Change::Applied(Object::Pod(pod)));
-        assert_eq!(first.left, None);
+        assert!(first.left.is_empty());
         let adopted = pod_owned_by(&new, "pod-a");
         let moved = placements.place(&router, &Change::Applied(Object::Pod(adopted)));
-        assert_eq!(moved.left, Some(first.shard));
-        assert_ne!(moved.shard, first.shard);
+        let Route::Shard(before) = first.route else {
+            panic!("an owned Pod goes to one shard")
+        };
+        assert_eq!(moved.left.as_slice(), [before]);
+        assert_ne!(moved.route, first.route);
+    }
+
+    #[test]
+    fn an_adopted_orphan_leaves_every_shard_but_its_owners() {
+        let router = ShardRouter::new(4);
+        let rs = replicaset("default", "web", 1);
+        let mut placements = Placements::new(&router);
+        let loose = orphan_pod("default", "loose", &[("app", "web")]);
+        let first = placements.place(&router, &Change::Applied(Object::Pod(loose)));
+        assert_eq!(first.route, Route::Every);
+        let adopted = placements.place(
+            &router,
+            &Change::Applied(Object::Pod(pod_owned_by(&rs, "loose"))),
+        );
+        let Route::Shard(owner) = adopted.route else {
+            panic!("an adopted Pod goes to its owner's shard")
+        };
+        assert_eq!(adopted.left.len(), 3);
+        assert!(!adopted.left.contains(&owner));
+    }
+
+    #[test]
+    fn a_released_pod_goes_everywhere_and_leaves_nothing() {
+        let router = ShardRouter::new(4);
+        let rs = replicaset("default", "web", 1);
+        let mut placements = Placements::new(&router);
+        placements.place(
+            &router,
+            &Change::Applied(Object::Pod(pod_owned_by(&rs, "p"))),
+        );
+        let released = orphan_pod("default", "p", &[("app", "other")]);
+        let there = placements.place(&router, &Change::Applied(Object::Pod(released.clone())));
+        assert_eq!(there.route, Route::Every);
+        assert!(there.left.is_empty());
+        let gone = placements.place(&router, &Change::Deleted(Object::Pod(released)));
+        assert_eq!(gone.route, Route::Every);
     }
 
     #[test]
@@ -142,7 +207,7 @@ mod tests {
             &router,
             &Change::Deleted(Object::Pod(pod_owned_by(&new, "p"))),
         );
-        assert_eq!(gone.shard, there.shard);
+        assert_eq!(gone.route, there.route);
         assert!(placements.is_empty());
     }
 
@@ -153,7 +218,12 @@ mod tests {
         let mut placements = Placements::new(&router);
         let pod = Object::Pod(pod_owned_by(&old, "p"));
         placements.place(&router, &Change::Applied(pod.clone()));
-        assert_eq!(placements.place(&router, &Change::Applied(pod)).left, None);
+        assert!(
+            placements
+                .place(&router, &Change::Applied(pod))
+                .left
+                .is_empty()
+        );
     }
 
     #[test]

@@ -1,11 +1,57 @@
-//! Shard routing: a fixed-seed hash of the owner key, so a dependent lands with its controller.
+//! Shard routing: a fixed-seed hash of the owner key, so a dependent lands with its controller;
+//! an orphan Pod goes to every shard, so it reaches whichever shard holds its future owner.
 
 use crate::key::ObjectKey;
 use crate::object::Object;
+use crate::resource::Resource;
 
 /// Which shard a key belongs to.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
 pub struct ShardId(pub usize);
+
+/// Where one object goes: one shard, or every shard.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum Route {
+    /// The shard of its controlling owner (or of its own key).
+    Shard(ShardId),
+    /// Every shard: a Pod no controller owns yet, which any shard's owner may adopt.
+    Every,
+}
+
+impl Route {
+    /// The shards it names, out of `shards`.
+    pub fn shards(self, shards: usize) -> impl Iterator<Item = ShardId> {
+        let (from, to) = match self {
+            Route::Shard(s) => (s.0, s.0 + 1),
+            Route::Every => (0, shards),
+        };
+        (from..to).map(ShardId)
+    }
+
+    /// Pushes `item` onto the slot of each shard it names (a clone only when there are several).
+    pub fn deliver<T: Clone>(self, item: T, per_shard: &mut [Vec<T>]) {
+        match self {
+            Route::Shard(s) => {
+                if let Some(slot) = per_shard.get_mut(s.0) {
+                    slot.push(item);
+                }
+            }
+            Route::Every => {
+                for slot in per_shard.iter_mut() {
+                    slot.push(item.clone());
+                }
+            }
+        }
+    }
+
+    /// Whether it names `shard`.
+    pub fn contains(self, shard: ShardId) -> bool {
+        match self {
+            Route::Shard(s) => s == shard,
+            Route::Every => true,
+        }
+    }
+}
 
 /// Maps keys to shards with ahash under fixed seeds: the same key goes to the same shard in every
 /// process, so logs and metrics from different runs line up.
@@ -40,20 +86,30 @@ impl ShardRouter {
         ShardId((hash % self.shards as u64) as usize)
     }
 
-    /// The shard an object belongs to: its controlling owner's shard when it has one (owners of
-    /// namespaced dependents live in the same namespace), a node Lease its Node's, else its own.
-    pub fn route(&self, object: &Object) -> ShardId {
+    /// Where an object goes: its controlling owner's shard when it has one (owners of
+    /// namespaced dependents live in the same namespace), a node Lease its Node's, an orphan Pod
+    /// every shard, anything else its own key's shard.
+    ///
+    /// An orphan Pod goes everywhere because the shard that should adopt it is the shard of the
+    /// owner whose selector matches it, which only a shard holding that owner can tell: routing
+    /// by selector would make the router read every shard's owners, and a hash of the Pod's own
+    /// key puts it with its future owner only by chance. Orphans are rare (a Pod created by hand,
+    /// one released, one left by a deletion with `propagationPolicy: Orphan`), so a copy in each
+    /// shard costs little; the shard whose owner adopts it gets it back alone once the patch is
+    /// watched, and the others get [`Change::Departed`](crate::shard::Change::Departed).
+    pub fn route(&self, object: &Object) -> Route {
         if let Object::Lease(lease) = object
             && let Some(node) = lease.node_key()
         {
-            return self.shard_of(&node);
+            return Route::Shard(self.shard_of(&node));
         }
         match object.controller_ref() {
-            Some(owner) => self.shard_of(&ObjectKey::new(
+            Some(owner) => Route::Shard(self.shard_of(&ObjectKey::new(
                 object.key().namespace_arc().clone(),
                 owner.name.clone(),
-            )),
-            None => self.shard_of(object.key()),
+            ))),
+            None if object.resource() == Resource::Pods && self.shards > 1 => Route::Every,
+            None => Route::Shard(self.shard_of(object.key())),
         }
     }
 }
@@ -61,7 +117,7 @@ impl ShardRouter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::object::test_support::{pod_owned_by, replicaset};
+    use crate::object::test_support::{orphan_pod, pod_owned_by, replicaset};
 
     #[test]
     fn a_pod_routes_to_the_shard_of_its_controlling_replicaset() {
@@ -74,6 +130,29 @@ mod tests {
                 router.route(&Object::ReplicaSet(rs))
             );
         }
+    }
+
+    #[test]
+    fn an_orphan_pod_routes_to_every_shard_and_an_adopted_one_to_its_owner() {
+        let router = ShardRouter::new(4);
+        let rs = replicaset("default", "web", 3);
+        let orphan = orphan_pod("default", "loose", &[("app", "web")]);
+        assert_eq!(router.route(&Object::Pod(orphan)), Route::Every);
+        assert_eq!(Route::Every.shards(4).count(), 4);
+        let adopted = pod_owned_by(&rs, "loose");
+        assert_eq!(
+            router.route(&Object::Pod(adopted)),
+            router.route(&Object::ReplicaSet(rs))
+        );
+    }
+
+    #[test]
+    fn with_one_shard_an_orphan_stays_in_it() {
+        let orphan = orphan_pod("default", "loose", &[("app", "web")]);
+        assert_eq!(
+            ShardRouter::new(1).route(&Object::Pod(orphan)),
+            Route::Shard(ShardId(0))
+        );
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! One resource's slice of the cache: objects by key, with an index from owner UID to dependents.
+//! One resource's slice of the cache: objects by key, with an index from owner UID to dependents
+//! and one of the objects no controller owns (the orphans a controller may adopt).
 
 use crate::key::{ObjectKey, Uid};
 use ahash::{AHashMap, AHashSet};
@@ -11,11 +12,12 @@ pub trait Cached: Clone {
     fn owner_uid(&self) -> Option<&Uid>;
 }
 
-/// Objects of one resource by key, plus the dependents of each owner.
+/// Objects of one resource by key, plus the dependents of each owner and the orphans.
 #[derive(Clone, Debug)]
 pub struct Store<T> {
     objects: AHashMap<ObjectKey, T>,
     by_owner: AHashMap<Uid, AHashSet<ObjectKey>>,
+    orphans: AHashSet<ObjectKey>,
 }
 
 impl<T> Default for Store<T> {
@@ -23,6 +25,7 @@ impl<T> Default for Store<T> {
         Self {
             objects: AHashMap::new(),
             by_owner: AHashMap::new(),
+            orphans: AHashSet::new(),
         }
     }
 }
@@ -36,13 +39,21 @@ impl<T: Cached> Store<T> {
     /// Inserts or replaces an object; returns the previous one.
     pub fn apply(&mut self, object: T) -> Option<T> {
         let key = object.key().clone();
+        let owned = object.owner_uid().is_some();
         if let Some(owner) = object.owner_uid() {
             self.by_owner
                 .entry(owner.clone())
                 .or_default()
                 .insert(key.clone());
+        } else {
+            self.orphans.insert(key.clone());
         }
         let previous = self.objects.insert(key.clone(), object);
+        // Only an object that was an orphan can leave the set: an owned Pod's update (nearly
+        // every update) costs no lookup.
+        if owned && previous.as_ref().is_some_and(|p| p.owner_uid().is_none()) {
+            self.orphans.remove(&key);
+        }
         if let Some(old_owner) = previous.as_ref().and_then(|p| p.owner_uid()) {
             let still = self.objects.get(&key).and_then(|o| o.owner_uid());
             if still != Some(old_owner) {
@@ -55,6 +66,7 @@ impl<T: Cached> Store<T> {
     /// Removes the object at `key`; returns it.
     pub fn remove(&mut self, key: &ObjectKey) -> Option<T> {
         let removed = self.objects.remove(key)?;
+        self.orphans.remove(key);
         if let Some(owner) = removed.owner_uid() {
             self.unindex(owner.clone(), key);
         }
@@ -79,6 +91,7 @@ impl<T: Cached> Store<T> {
         }
         let old = std::mem::take(&mut self.objects);
         self.by_owner.clear();
+        self.orphans.clear();
         let mut removed = Vec::new();
         for (key, object) in old {
             if !incoming.contains_key(&key) {
@@ -98,6 +111,11 @@ impl<T: Cached> Store<T> {
             .into_iter()
             .flat_map(|set| set.iter())
             .filter_map(|k| self.objects.get(k))
+    }
+
+    /// The objects no controller owns.
+    pub fn orphans(&self) -> impl Iterator<Item = &T> {
+        self.orphans.iter().filter_map(|k| self.objects.get(k))
     }
 
     /// Every object.
@@ -120,7 +138,20 @@ impl<T: Cached> Store<T> {
 mod tests {
     use super::*;
     use crate::object::PodView;
-    use crate::object::test_support::{pod_owned_by, replicaset};
+    use crate::object::test_support::{orphan_pod, pod_owned_by, replicaset};
+
+    #[test]
+    fn an_orphan_is_indexed_until_a_controller_owns_it() {
+        let rs = replicaset("ns", "web", 2);
+        let mut store: Store<PodView> = Store::default();
+        store.apply(orphan_pod("ns", "a", &[("app", "web")]));
+        assert_eq!(store.orphans().count(), 1);
+        store.apply(pod_owned_by(&rs, "a"));
+        assert_eq!(store.orphans().count(), 0);
+        store.apply(orphan_pod("ns", "a", &[]));
+        store.remove(&ObjectKey::new("ns", "a"));
+        assert_eq!(store.orphans().count(), 0);
+    }
 
     #[test]
     fn owner_index_follows_apply_remove_and_replace() {

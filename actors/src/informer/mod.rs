@@ -369,9 +369,9 @@ impl Informer {
                         slot.push(object.clone());
                     }
                 } else {
-                    let shard = self.router.route(&object);
-                    placements.listed(&object, shard);
-                    per_shard[shard.0].push(object);
+                    let route = self.router.route(&object);
+                    placements.listed(&object, route);
+                    route.deliver(object, &mut per_shard);
                 }
             }
             match page.continue_token {

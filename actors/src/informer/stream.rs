@@ -183,10 +183,12 @@ impl Informer {
                         }
                     } else {
                         let placement = self.placements.place(&self.router, &change);
-                        if let (Some(left), Change::Applied(object)) = (placement.left, &change) {
-                            per_shard[left.0].push(Change::Departed(object.clone()));
+                        if let Change::Applied(object) = &change {
+                            for left in &placement.left {
+                                per_shard[left.0].push(Change::Departed(object.clone()));
+                            }
                         }
-                        per_shard[placement.shard.0].push(change);
+                        placement.route.deliver(change, &mut per_shard);
                     }
                     self.state.events.fetch_add(1, Ordering::Relaxed);
                 }

@@ -8,6 +8,7 @@
 
 use crate::action::{Action, Plan};
 use crate::cache::ShardCache;
+use crate::controllers::claimants;
 use crate::controllers::history::{self, Owner, UpdateRevision};
 use crate::key::ObjectKey;
 use crate::object::{Object, PodView};
@@ -156,6 +157,7 @@ impl Reconciler for DaemonSetController {
         if let Object::Node(_) = object {
             keys.extend(cache.daemonsets.iter().map(|d| d.key.clone()));
         }
+        claimants::owners_of(self.primary(), object, cache, keys);
     }
 
     fn reconcile(
@@ -190,6 +192,9 @@ impl Reconciler for DaemonSetController {
         let mut unplaced: Vec<&PodView> = Vec::new();
         for pod in cache.pods.owned_by(&ds.uid) {
             ensure_well_formed(self.name(), pod)?;
+        }
+        let claimed = claimants::daemonset(ds).claim(cache, |_| true, |_| true);
+        for pod in claimed.pods {
             if !pod.is_active() {
                 continue;
             }
@@ -296,8 +301,12 @@ impl Reconciler for DaemonSetController {
         }
         let mut plan = Plan {
             rests_on,
+            adopts: claimed.adopted > 0,
             ..Plan::default()
         };
+        if !claimed.patches.is_empty() {
+            plan.steps.push(claimed.patches);
+        }
         // The revision is written before any Pod that names it, as upstream's history comes
         // before its Pods.
         if let Some(create) = create_revision {

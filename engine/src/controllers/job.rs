@@ -16,6 +16,7 @@ mod tracking;
 
 use crate::action::{Action, Plan};
 use crate::cache::ShardCache;
+use crate::controllers::claimants;
 use crate::key::ObjectKey;
 use crate::object::{Object, PodView};
 use crate::reconcile_error::ensure_well_formed;
@@ -178,6 +179,10 @@ impl Reconciler for JobController {
         }
     }
 
+    fn keys_for_cache(&self, object: &Object, cache: &ShardCache, keys: &mut Vec<ObjectKey>) {
+        claimants::owners_of(self.primary(), object, cache, keys);
+    }
+
     fn reconcile(
         &self,
         key: &ObjectKey,
@@ -188,10 +193,11 @@ impl Reconciler for JobController {
             return Ok(Plan::default());
         };
         ensure_well_formed(self.name(), job)?;
-        let pods: Vec<&PodView> = cache.pods.owned_by(&job.uid).collect();
-        for pod in &pods {
-            ensure_well_formed(self.name(), *pod)?;
+        for pod in cache.pods.owned_by(&job.uid) {
+            ensure_well_formed(self.name(), pod)?;
         }
+        let claimed = claimants::job(job).claim(cache, |_| true, |_| true);
+        let pods = claimed.pods;
         let mut active: Vec<&PodView> = pods.iter().copied().filter(|p| p.is_active()).collect();
         let terminating: Vec<&PodView> =
             pods.iter().copied().filter(|p| is_terminating(p)).collect();
@@ -284,6 +290,12 @@ impl Reconciler for JobController {
             || (job.indexed && tally.completed_indexes != job.status.completed_indexes)
             || failed_indexes.is_some_and(|f| job.status.failed_indexes.as_ref() != Some(f));
         let mut plan = Plan::default();
+        // Claims first, as upstream's `getPodsForJob` before `syncJob` decides: the rest of the
+        // plan counts the adopted Pods, so it runs only once every claim succeeded.
+        if !claimed.patches.is_empty() {
+            plan.adopts = claimed.adopted > 0;
+            plan.steps.push(claimed.patches);
+        }
         if status_changed {
             let update = StatusUpdate {
                 active: active_after,

@@ -2,6 +2,7 @@
 
 use crate::action::{Action, Plan};
 use crate::cache::ShardCache;
+use crate::controllers::claimants;
 use crate::key::ObjectKey;
 use crate::object::{Object, PodPhase, PodView, ReplicaSetStatus, ReplicaSetView};
 use crate::pod_template::{ControllerRef, NewMeta, NewObject, SpecOnly, template_spec, to_body};
@@ -48,6 +49,10 @@ impl Reconciler for ReplicaSetController {
         }
     }
 
+    fn keys_for_cache(&self, object: &Object, cache: &ShardCache, keys: &mut Vec<ObjectKey>) {
+        claimants::owners_of(self.primary(), object, cache, keys);
+    }
+
     fn reconcile(
         &self,
         key: &ObjectKey,
@@ -58,14 +63,18 @@ impl Reconciler for ReplicaSetController {
             return Ok(Plan::default());
         };
         ensure_well_formed(self.name(), rs)?;
-        let mut active: Vec<&PodView> = Vec::new();
         for pod in cache.pods.owned_by(&rs.uid) {
             ensure_well_formed(self.name(), pod)?;
-            if pod.is_active() {
-                active.push(pod);
-            }
         }
+        // Upstream claims active Pods only: a finished orphan is not adopted, a finished Pod
+        // that stops matching is not released.
+        let claimed = claimants::replicaset(rs).claim(cache, PodView::is_active, |_| true);
+        let mut active = claimed.pods;
         let mut plan = Plan::default();
+        if !claimed.patches.is_empty() {
+            plan.adopts = claimed.adopted > 0;
+            plan.steps.push(claimed.patches);
+        }
         if !rs.terminating {
             let desired = rs.replicas as usize;
             if active.len() < desired {
@@ -262,6 +271,9 @@ fn with_status(rs: &ReplicaSetView, status: &ReplicaSetStatus) -> Result<Value, 
     object.insert("status".into(), Value::Object(new_status));
     Ok(body)
 }
+
+#[cfg(test)]
+mod adoption_tests;
 
 #[cfg(test)]
 mod tests {

@@ -6,6 +6,7 @@
 
 use crate::action::{Action, Plan};
 use crate::cache::ShardCache;
+use crate::controllers::claimants;
 use crate::controllers::history::{self, Owner, UpdateRevision};
 use crate::key::ObjectKey;
 use crate::object::{Object, PodPhase, PodView};
@@ -223,6 +224,10 @@ impl Reconciler for StatefulSetController {
         }
     }
 
+    fn keys_for_cache(&self, object: &Object, cache: &ShardCache, keys: &mut Vec<ObjectKey>) {
+        claimants::owners_of(self.primary(), object, cache, keys);
+    }
+
     fn reconcile(
         &self,
         key: &ObjectKey,
@@ -257,9 +262,13 @@ impl Reconciler for StatefulSetController {
             .current_revision
             .clone()
             .unwrap_or_else(|| update_revision.clone());
-        let mut pods: BTreeMap<usize, &PodView> = BTreeMap::new();
         for pod in cache.pods.owned_by(&set.uid) {
             ensure_well_formed(self.name(), pod)?;
+        }
+        let claimed =
+            claimants::statefulset(set).claim(cache, |_| true, |p| claimants::is_member_of(set, p));
+        let mut pods: BTreeMap<usize, &PodView> = BTreeMap::new();
+        for pod in claimed.pods {
             if let Some(ordinal) = set.ordinal_of(pod.key.name()) {
                 pods.insert(ordinal, pod);
             }
@@ -284,6 +293,10 @@ impl Reconciler for StatefulSetController {
             update: &update_revision,
         };
         let mut plan = Plan::default();
+        if !claimed.patches.is_empty() {
+            plan.adopts = claimed.adopted > 0;
+            plan.steps.push(claimed.patches);
+        }
         if let Some(create) = create_revision {
             plan.steps.push(vec![create]);
         }

@@ -64,6 +64,8 @@ pub struct PlanFacts {
     /// The decision needs a proof of its own and its proof is older than
     /// [`DECISION_PROOF_HOLDS`].
     pub proof_aged: bool,
+    /// It adopts orphans: the owner is read live first whatever the caches' lag.
+    pub adopts: bool,
     /// A live read matched exactly the versions this decision rests on.
     pub verified: bool,
 }
@@ -110,8 +112,8 @@ pub enum Decision {
     Barrier,
     /// Destructive work waits this long after a takeover, then the key decides again.
     Hold(Duration),
-    /// A cache a destructive or creating decision reads lags: read its objects live before
-    /// carrying it out.
+    /// A cache a destructive or creating decision reads lags, or the decision adopts orphans:
+    /// read its objects live before carrying it out.
     LiveRead,
     /// Carry out the plan.
     Proceed,
@@ -143,6 +145,9 @@ pub fn decide(facts: &Facts) -> Decision {
         && (plan.lagging || plan.destructive && plan.proof_aged)
         && !plan.verified
     {
+        return Decision::LiveRead;
+    }
+    if mode.is_tidemark() && plan.adopts && !plan.verified {
         return Decision::LiveRead;
     }
     Decision::Proceed

@@ -7,7 +7,8 @@
 //! `takeover=pending`, `relisting=true`, `expectations=unmet`,
 //! `freshness=fresh|unknown|stale:RESOURCE@VERSION|deletes:RESOURCE`, `unknown-outcome=true`,
 //! and once the reconciler has decided `plan=ordinary|creates|destructive` with `takeover-wait=MS`,
-//! `proven=true`, `quiet=true`, `lagging=true`, `proof-aged=true`, `verified=true`.
+//! `proven=true`, `quiet=true`, `lagging=true`, `proof-aged=true`, `verified=true`,
+//! `adopts=true`.
 
 use super::*;
 use crate::resource::Resource;
@@ -82,6 +83,7 @@ fn facts(args: &str) -> Facts {
             "lagging" => plan_mut(&mut plan, name).lagging = flag(value),
             "proof-aged" => plan_mut(&mut plan, name).proof_aged = flag(value),
             "verified" => plan_mut(&mut plan, name).verified = flag(value),
+            "adopts" => plan_mut(&mut plan, name).adopts = flag(value),
             other => panic!("unknown fact {other:?}"),
         }
     }

@@ -207,11 +207,12 @@ impl Shard {
         };
         let (plan_facts, expected) = self.plan_facts(index, &key, &plan, now);
         let (destructive, creates) = (plan_facts.destructive, plan_facts.creates);
+        let adopts = plan_facts.adopts;
         facts.plan = Some(plan_facts);
         let decision = gate::decide(&facts);
         let c = &mut self.controllers[index];
         if c.mode.is_tidemark()
-            && (destructive || creates)
+            && (destructive || creates || adopts)
             && matches!(decision, Decision::LiveRead | Decision::Proceed)
         {
             // A live read vouches for one decision only.
@@ -277,6 +278,7 @@ impl Shard {
         let mut facts = PlanFacts {
             destructive,
             creates,
+            adopts: plan.adopts,
             takeover_wait: self
                 .destructive_from
                 .filter(|from| now < *from)
@@ -284,7 +286,7 @@ impl Shard {
             ..PlanFacts::default()
         };
         let mut expected = Vec::new();
-        if !((destructive || creates) && c.mode.is_tidemark()) {
+        if !((destructive || creates || plan.adopts) && c.mode.is_tidemark()) {
             return (facts, expected);
         }
         let reads = c.reconciler.reads();
@@ -298,7 +300,7 @@ impl Shard {
                 .is_none_or(|at| now.saturating_duration_since(at) >= QUIET_WATERMARK)
         });
         facts.lagging = reads.iter().any(|r| self.is_lagging(*r, now));
-        if facts.lagging || facts.proof_aged {
+        if facts.lagging || facts.proof_aged || plan.adopts {
             let primary = c.reconciler.primary();
             expected = std::iter::once((primary, key.clone()))
                 .chain(plan.rests_on.iter().cloned())

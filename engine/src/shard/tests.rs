@@ -3,6 +3,9 @@
 #[path = "staleness_tests.rs"]
 mod staleness;
 
+#[path = "adoption_tests.rs"]
+mod adoption;
+
 use super::*;
 use crate::action::Action;
 use crate::controllers::replicaset::ReplicaSetController;

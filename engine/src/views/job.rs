@@ -84,6 +84,8 @@ pub struct JobView {
     pub pod_failure_policy: Option<Arc<PodFailurePolicy>>,
     /// spec.template.
     pub template: Arc<PodTemplate>,
+    /// spec.selector (the server generates one from the Job's UID); `None` if absent.
+    pub selector: Option<crate::labels::LabelSelector>,
     /// metadata.deletionTimestamp is set.
     pub terminating: bool,
     /// The status.
@@ -143,9 +145,10 @@ impl JobView {
         let success_policy =
             SuccessPolicy::read(&spec.get(&mut c, "successPolicy"), &mut c, completions)
                 .map(Arc::new);
-        if spec.get(&mut c, "selector").is_present() {
-            crate::labels::LabelSelector::read(&spec.get(&mut c, "selector"), &mut c);
-        }
+        let selector = spec
+            .get(&mut c, "selector")
+            .is_present()
+            .then(|| crate::labels::LabelSelector::read(&spec.get(&mut c, "selector"), &mut c));
         let template = PodTemplate::read(&root, &mut c);
         let status = root.get(&mut c, "status");
         let mut count = |name: &str| status.get(&mut c, name).int32(&mut c, 0).unwrap_or(0);
@@ -229,6 +232,7 @@ impl JobView {
             suspended,
             pod_failure_policy,
             template: Arc::new(template),
+            selector,
             terminating: meta.terminating,
             status: JobStatus {
                 active,

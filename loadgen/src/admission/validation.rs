@@ -178,7 +178,7 @@ fn validate_pod_spec(field: &str, spec: &Value, out: &mut Vec<StatusCause>) {
     }
 }
 
-fn selector_matches(selector: &Value, labels: &Map<String, Value>) -> bool {
+pub(crate) fn selector_matches(selector: &Value, labels: &Map<String, Value>) -> bool {
     let label = |k: &str| labels.get(k).and_then(Value::as_str);
     let by_labels = selector["matchLabels"]
         .as_object()
@@ -284,6 +284,7 @@ pub fn validate(r: Resource, obj: &Value) -> Vec<StatusCause> {
             }
         }
     }
+    validate_owner_references(&obj["metadata"]["ownerReferences"], &mut out);
     match r {
         Resource::Pods => validate_pod_spec("spec", &obj["spec"], &mut out),
         Resource::ReplicaSets | Resource::DaemonSets | Resource::StatefulSets | Resource::Jobs => {
@@ -328,6 +329,47 @@ pub fn validate(r: Resource, obj: &Value) -> Vec<StatusCause> {
         | Resource::Custom(_) => {}
     }
     out
+}
+
+/// At most one ownerReference may have `controller: true`, as apimachinery's
+/// `ValidateOwnerReferences`: this refusal is what ends a race of two owners adopting one orphan
+/// with one owner (each adopting patch adds its own reference, merged by UID).
+fn validate_owner_references(references: &Value, out: &mut Vec<StatusCause>) {
+    let Some(references) = references.as_array() else {
+        return;
+    };
+    let controllers: Vec<String> = references
+        .iter()
+        .filter(|r| r["controller"].as_bool() == Some(true))
+        .map(|r| {
+            format!(
+                "{}/{}",
+                r["kind"].as_str().unwrap_or(""),
+                r["name"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    if controllers.len() > 1 {
+        out.push(invalid(
+            "metadata.ownerReferences",
+            &Value::Array(references.clone()),
+            &format!(
+                "Only one reference can have Controller set to true. Found \"true\" in references for {} and {}",
+                controllers[0], controllers[1]
+            ),
+        ));
+    }
+}
+
+/// A patch may not change `metadata.uid`: upstream's `ValidateObjectMetaUpdate` refuses it
+/// (422). Controllers put the UID they decided about in their patches, so this is their
+/// precondition: a patch that reaches a newer object of the same name changes nothing.
+pub fn validate_patched_uid(stored: &Value, patched: &Value) -> Vec<StatusCause> {
+    let (old, new) = (&stored["metadata"]["uid"], &patched["metadata"]["uid"]);
+    if old == new {
+        return Vec::new();
+    }
+    vec![invalid("metadata.uid", new, "field is immutable")]
 }
 
 fn forbidden(field: &str, why: &str) -> StatusCause {
@@ -440,6 +482,30 @@ mod tests {
         let causes = validate(Resource::ReplicaSets, &rs);
         let fields: Vec<_> = causes.iter().map(|c| c.field.as_str()).collect();
         assert_eq!(fields, ["spec.template.metadata.labels", "spec.replicas"]);
+    }
+
+    #[test]
+    fn only_one_owner_reference_may_be_the_controller() {
+        let owner = |name: &str, controller: bool| json!({"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": name, "uid": name, "controller": controller});
+        let pod = |refs: Value| {
+            json!({"metadata": {"name": "p", "ownerReferences": refs},
+                   "spec": {"containers": [{"name": "c", "image": "i"}]}})
+        };
+        let one = pod(json!([owner("a", true), owner("b", false)]));
+        assert!(validate(Resource::Pods, &one).is_empty());
+        let two = pod(json!([owner("a", true), owner("b", true)]));
+        let causes = validate(Resource::Pods, &two);
+        assert_eq!(causes.len(), 1);
+        assert_eq!(causes[0].field, "metadata.ownerReferences");
+        assert!(causes[0].message.contains("ReplicaSet/a and ReplicaSet/b"));
+    }
+
+    #[test]
+    fn a_patch_may_not_change_the_uid() {
+        let stored = json!({"metadata": {"uid": "u1"}});
+        assert!(validate_patched_uid(&stored, &json!({"metadata": {"uid": "u1"}})).is_empty());
+        let causes = validate_patched_uid(&stored, &json!({"metadata": {"uid": "u2"}}));
+        assert_eq!(causes[0].field, "metadata.uid");
     }
 
     #[test]

@@ -164,6 +164,10 @@ pub(super) fn patch_object(
         let mut obj = current.value.clone();
         patch.apply_to(&mut obj)?;
         typecheck::check_patched(r, &obj)?;
+        let causes = crate::admission::validation::validate_patched_uid(&current.value, &obj);
+        if !causes.is_empty() {
+            return Err(ApiError::invalid_causes(r.kind(), name, causes));
+        }
         if t.sub == Subresource::Status {
             crate::admission::field_rules::check_status(r, name, &obj)?;
         }

@@ -1,6 +1,7 @@
 //! The invariant oracle: records every write, and checks every controller's Pod decisions
 //! against the state when its request arrived (see [`Oracle`]).
 
+pub mod adoption;
 pub mod daemonset;
 pub mod in_flight;
 pub mod job;
@@ -88,6 +89,13 @@ pub enum ViolationKind {
     DaemonSetNeededPodDeleted,
     /// A Pod was created or deleted for an owner whose decisive fields were malformed.
     ActionOnMalformedOwner,
+    /// A ReplicaSet's Pod was created while orphans older than the set, that its selector
+    /// matches, would have made up its `spec.replicas` once adopted.
+    AdoptionOverCreate,
+    /// A Pod has two ownerReferences with `controller: true`.
+    TwoControllers,
+    /// An orphan was adopted by an owner being deleted, or by one that no longer exists.
+    AdoptedByOwnerBeingDeleted,
 }
 
 /// A broken invariant, found at the revision of the write that broke it.
@@ -175,6 +183,7 @@ pub struct Oracle {
     jobs: crate::oracle::job::JobOracle,
     daemonsets: crate::oracle::daemonset::DaemonSetOracle,
     malformed: crate::oracle::malformed::MalformedOwners,
+    adoption: crate::oracle::adoption::AdoptionOracle,
     /// How long a change of a set's size may take to reach a controller (see
     /// [`knowable`]); zero judges against the state at arrival alone.
     delivery_allowance: std::time::Duration,
@@ -230,7 +239,8 @@ impl Oracle {
         let f = &self.in_flight;
         let (allowance, at) = (self.delivery_allowance, crate::clock::monotonic_now());
         [
-            self.replicasets.judge(decision, f, allowance, at),
+            self.replicasets
+                .judge(decision, f, allowance, at, &self.adoption),
             self.statefulsets.judge(decision, f, allowance, at),
             self.jobs.judge(decision, f, allowance, at),
             self.daemonsets.judge(decision, f),
@@ -271,6 +281,8 @@ impl Oracle {
             Resource::ReplicaSets | Resource::StatefulSets | Resource::DaemonSets | Resource::Jobs
         ) {
             self.malformed.record_owner(c.resource, c.prev, c.new);
+            self.adoption
+                .record_owner(c.resource, c.prev, c.new, c.revision);
         }
         match c.resource {
             Resource::Pods => self.observe_pod(c, obj),
@@ -325,9 +337,14 @@ impl Oracle {
             self.jobs.record_pod(c.verb, c.prev, c.new),
             self.daemonsets.record_pod(c.verb, c.prev, c.new),
         ];
+        let adoption = self.adoption.record_pod(c.prev, c.new, c.revision);
         self.statefulsets.record_pod(c.prev, c.new);
         self.replicasets.record_pod(c.prev, c.new);
-        for v in verdicts.into_iter().chain(strict.into_iter().flatten()) {
+        for v in verdicts
+            .into_iter()
+            .chain(strict.into_iter().flatten())
+            .chain(adoption)
+        {
             self.violations.push(Violation {
                 revision: c.revision,
                 pod: if v.pod.is_empty() {

@@ -1,7 +1,7 @@
 //! The ReplicaSet invariants: no Pod created while its ReplicaSet already has `spec.replicas`
-//! live Pods or more (counting the creates and deletes of its Pods already on their way), and no
-//! live Pod deleted while it has that many or fewer. Both judge the controller's decision against
-//! the state when its request reached the server.
+//! live Pods or more (counting the creates and deletes of its Pods already on their way, and
+//! apart the orphans it was to adopt), and no live Pod deleted while it has that many or fewer.
+//! Both judge the controller's decision against the state when its request reached the server.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::meta::{controller_uid, meta_str};
+use crate::oracle::adoption::AdoptionOracle;
 use crate::oracle::in_flight::{Decision, InFlight};
 use crate::oracle::knowable::Desired;
 use crate::oracle::{Violation, ViolationKind, desired_replicas};
@@ -72,13 +73,15 @@ impl ReplicaSetOracle {
     }
 
     /// What `decision`, arriving at `at`, breaks, judged against the state now, the writes
-    /// `in_flight`, and the size the set had until less than `allowance` ago.
+    /// `in_flight`, the size the set had until less than `allowance` ago, and the orphans
+    /// `adoption` says the set was to adopt.
     pub fn judge(
         &self,
         decision: Decision<'_>,
         in_flight: &InFlight,
         allowance: Duration,
         at: Instant,
+        adoption: &AdoptionOracle,
     ) -> Option<Violation> {
         let pod = decision.pod();
         let owner = live_owner(pod)?;
@@ -87,7 +90,11 @@ impl ReplicaSetOracle {
         let coming = in_flight.net_creates(owner);
         let (fewest, most) = rs.desired.range(allowance, at);
         let (kind, broken) = match decision {
-            Decision::Create(_) => (ViolationKind::OverCreate, live + coming >= most),
+            Decision::Create(_) if live + coming >= most => (ViolationKind::OverCreate, true),
+            Decision::Create(_) => (
+                ViolationKind::AdoptionOverCreate,
+                live + coming + adoption.adoptable(owner) >= most,
+            ),
             Decision::Delete(_) => (ViolationKind::WantedPodDeleted, live + coming <= fewest),
         };
         broken.then(|| Violation {

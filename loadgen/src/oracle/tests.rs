@@ -257,3 +257,37 @@ fn without_the_allowance_the_same_create_is_counted() {
     s.create_commits(id, "c");
     assert_eq!(s.kinds(), [ViolationKind::OverCreate]);
 }
+
+#[test]
+fn a_create_while_an_older_orphan_would_make_up_the_replicas_is_an_adoption_over_create() {
+    let mut s = Store::default();
+    let orphan = json!({"metadata": {"name": "loose", "namespace": "ns", "uid": "loose",
+        "labels": {"app": "web"}}});
+    s.commit(Verb::Create, Resource::Pods, None, Some(&orphan), None);
+    let mut set = rs(2);
+    set["spec"]["selector"] = json!({"matchLabels": {"app": "web"}});
+    s.commit(Verb::Create, Resource::ReplicaSets, None, Some(&set), None);
+    s.create("a");
+    let id = s.create_arrives();
+    s.create_commits(id, "b");
+    let kinds: Vec<_> = s.oracle.violations().iter().map(|v| v.kind).collect();
+    assert_eq!(
+        kinds,
+        [ViolationKind::AdoptionOverCreate],
+        "one owned, one orphan to adopt: the second create is one too many"
+    );
+    let mut adopted = orphan.clone();
+    adopted["metadata"]["ownerReferences"] = json!([{"uid": "rs-1", "controller": true}]);
+    s.commit(
+        Verb::Update,
+        Resource::Pods,
+        Some(&orphan),
+        Some(&adopted),
+        None,
+    );
+    assert_eq!(
+        s.oracle.violations().len(),
+        1,
+        "adopting by a live set is fair"
+    );
+}

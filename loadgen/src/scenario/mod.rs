@@ -1,6 +1,7 @@
 //! Stress scenarios: a TOML file naming the workload, the faults over time, the invariants and
 //! the convergence bound.
 
+pub mod adoption;
 pub mod catalog;
 pub mod takeover;
 pub mod timeline;
@@ -78,6 +79,9 @@ pub struct Scenario {
     /// takeover: see [`takeover`].
     #[serde(default)]
     pub takeover: Option<takeover::Takeover>,
+    /// Orphans seeded first and their owners created later: see [`adoption`].
+    #[serde(default)]
+    pub adoption: Option<adoption::Adoption>,
 }
 
 /// Simulated API server settings.
@@ -474,7 +478,8 @@ impl Scenario {
 
     /// When the workload's last step, event and fault are over, whatever the seed.
     pub fn active_duration(&self) -> Duration {
-        let steps = self.workload.step_every_seconds.max(0.0) * self.workload.steps.len() as f64;
+        let steps = self.workload.step_every_seconds.max(0.0) * self.workload.steps.len() as f64
+            + self.owners_at_seconds();
         let faults = self
             .faults
             .iter()

@@ -26,6 +26,9 @@ pub enum Action {
     },
     /// A user event.
     Event(WorkloadEvent),
+    /// The workload's sets are created (a scenario with an `[adoption]` table, whose orphans
+    /// were seeded first).
+    CreateOwners,
 }
 
 /// Everything the seed decided.
@@ -70,6 +73,10 @@ pub fn plan(scenario: &Scenario, seed: u64) -> Plan {
         .collect();
     rng.shuffle(&mut node_order);
     let mut actions = Vec::new();
+    let owners_at = scenario.owners_at_seconds();
+    if scenario.adoption.is_some() {
+        actions.push((at(owners_at), Action::CreateOwners));
+    }
     for (k, step) in w.steps.iter().enumerate() {
         let target = step.draw(&mut rng);
         let late = if k > 0 {
@@ -77,7 +84,7 @@ pub fn plan(scenario: &Scenario, seed: u64) -> Plan {
         } else {
             0.0
         };
-        let when = at(w.step_every_seconds.max(0.0) * k as f64 + late);
+        let when = at(owners_at + w.step_every_seconds.max(0.0) * k as f64 + late);
         let mut order: Vec<usize> = (0..w.replicasets).collect();
         rng.shuffle(&mut order);
         for i in order {
@@ -241,5 +248,22 @@ mod tests {
                     .is_some_and(|(at, _)| *at <= s.active_duration())
             );
         }
+    }
+
+    #[test]
+    fn an_adoption_scenario_creates_its_sets_before_any_step_reaches_them() {
+        let plan = plan(&load("adoption"), 1);
+        let create = plan
+            .actions
+            .iter()
+            .position(|(_, a)| matches!(a, Action::CreateOwners))
+            .expect("the sets are created");
+        let first_scale = plan
+            .actions
+            .iter()
+            .position(|(_, a)| matches!(a, Action::Scale { .. }))
+            .expect("steps");
+        assert!(create < first_scale);
+        assert_eq!(plan.actions[create].0, Duration::from_secs(1));
     }
 }

@@ -2,9 +2,11 @@
 //! a scenario's workload and faults over time, then convergence and the oracle's verdict.
 
 pub mod compare;
+pub mod findings;
 pub mod left_by_kcm;
 pub mod managers;
 pub mod mode;
+pub mod orphans;
 pub mod phases;
 pub mod report;
 pub mod run_as;
@@ -15,16 +17,15 @@ use crate::apiserver::server::{ApiServer, ServerConfig, ServerError, start};
 use crate::apiserver::status::ApiError;
 use crate::faults::request_faults::{ErrorRule, LatencyRule, Match};
 use crate::faults::{Faults, ObjectDelay};
-use crate::oracle::leadership::{same_manager, split_leadership};
+use crate::oracle::ReplicaSetTruth;
 use crate::oracle::node::live_nodes_marked;
-use crate::oracle::{ReplicaSetTruth, Verb, ViolationKind};
 use crate::resource::Resource;
 use crate::scenario::WorkloadKind;
 use crate::scenario::timeline::{Action, Plan};
 use crate::scenario::{FaultKind, FaultWindow, Scenario};
 use crate::stress::managers::{ManagerError, Managers};
 use crate::stress::mode::Mode;
-use crate::stress::report::{FaultEvent, ReportedViolation, StressReport, WriteCounts};
+use crate::stress::report::{FaultEvent, ReportedViolation, StressReport};
 use std::path::PathBuf;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -241,91 +242,6 @@ fn apply_fault(server: &ApiServer, fault: &FaultWindow, on: bool) -> String {
     }
 }
 
-fn reported(server: &ApiServer) -> Vec<ReportedViolation> {
-    server
-        .violations()
-        .into_iter()
-        .map(|v| ReportedViolation {
-            invariant: match v.kind {
-                ViolationKind::OverCreate => "replicaset-no-over-create",
-                ViolationKind::WantedPodDeleted => "replicaset-no-wanted-pod-deleted",
-                ViolationKind::OrdinalBeforePredecessorReady => {
-                    "statefulset-ordinal-after-ready-predecessor"
-                }
-                ViolationKind::WantedOrdinalDeleted => "statefulset-scale-down-highest-ordinals",
-                ViolationKind::RolloutBeyondMaxUnavailable => {
-                    "statefulset-rollout-within-max-unavailable"
-                }
-                ViolationKind::JobOverParallelism => "job-at-most-parallelism-active",
-                ViolationKind::JobDuplicateIndex => "job-one-active-pod-per-index",
-                ViolationKind::JobOverCounted => "job-at-most-completions-counted",
-                ViolationKind::JobPodWhileSuspended => "job-no-pod-while-suspended",
-                ViolationKind::JobFailedDespiteIgnoredFailures => {
-                    "job-failure-policy-ignores-its-failures"
-                }
-                ViolationKind::DaemonSetTwoPodsOnANode => "daemonset-one-pod-per-node",
-                ViolationKind::DaemonSetNeededPodDeleted => "daemonset-no-needed-pod-deleted",
-                ViolationKind::ActionOnMalformedOwner => "no-action-on-malformed-owner",
-            }
-            .to_string(),
-            object: format!("{}/{}", v.namespace, v.replicaset),
-            revision: v.revision,
-            detail: format!(
-                "pod {} written by {} with {} live and {} more in flight of {} desired at its {}",
-                v.pod,
-                v.user_agent.as_deref().unwrap_or("unknown client"),
-                v.live,
-                v.in_flight,
-                v.desired,
-                if v.at_arrival { "arrival" } else { "commit" }
-            ),
-        })
-        .collect()
-}
-
-fn manager_writes(server: &ApiServer) -> WriteCounts {
-    let mut counts = WriteCounts::default();
-    for w in server.writes() {
-        if !w
-            .user_agent
-            .as_deref()
-            .is_some_and(|a| a.starts_with("tidemark"))
-        {
-            continue;
-        }
-        match w.verb {
-            Verb::Create => counts.create += 1,
-            Verb::Update | Verb::UpdateStatus => counts.update += 1,
-            Verb::Delete => counts.delete += 1,
-        }
-    }
-    counts
-}
-
-fn leader_violations(server: &ApiServer) -> Vec<ReportedViolation> {
-    split_leadership(&server.writes(), LEASE.0, LEASE.1)
-        .into_iter()
-        .map(|v| ReportedViolation {
-            invariant: "leader-single-writer".into(),
-            object: v.object,
-            revision: v.revision,
-            detail: format!(
-                "written by {} while the Lease named {}{}",
-                v.writer,
-                v.holder.as_deref().unwrap_or("nobody"),
-                if v.holder
-                    .as_deref()
-                    .is_some_and(|h| same_manager(h, &v.writer))
-                {
-                    " (a later incarnation of the same manager)"
-                } else {
-                    ""
-                }
-            ),
-        })
-        .collect()
-}
-
 /// Runs a scenario to its verdict.
 pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
     let scenario = &options.scenario;
@@ -359,7 +275,12 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
             Some((takeover.quiet_seconds, seeded))
         }
         None => {
-            crate::stress::seed::seed_workload(&server, namespace, w, &plan)?;
+            match &scenario.adoption {
+                Some(adoption) => {
+                    crate::stress::orphans::seed_orphans(&server, namespace, w, adoption)?
+                }
+                None => crate::stress::seed::seed_workload(&server, namespace, w, &plan)?,
+            }
             None
         }
     };
@@ -392,12 +313,12 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
             return Err(e);
         }
     };
-    let mut violations = reported(&server);
+    let mut violations = findings::reported(&server);
     violations.extend(scrape_violations);
     let (requests, forbidden) = crate::stress::run_as::requests_of(&server, &identity);
     violations.extend(forbidden);
     if scenario.manager.leader_elect {
-        violations.extend(leader_violations(&server));
+        violations.extend(findings::leader_violations(&server));
     }
     let runs_node_lifecycle = scenario
         .manager
@@ -420,6 +341,18 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
                     ),
                 }),
         );
+    }
+    if let Some(adoption) = &scenario.adoption {
+        tracing::info!(
+            patched = crate::stress::orphans::patched_by_managers(&server, namespace),
+            seeded = adoption.orphans * scenario.workload.replicasets,
+            "adoption: orphans the managers patched"
+        );
+        violations.extend(crate::stress::orphans::unadopted(
+            &server,
+            namespace,
+            scenario.workload.kind.resource(),
+        ));
     }
     if let Some((quiet_seconds, seeded)) = &takeover {
         violations.extend(crate::stress::left_by_kcm::disruptions(
@@ -453,7 +386,7 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
         violations,
         converged: convergence.is_some(),
         convergence_seconds: convergence.unwrap_or(bound).as_secs_f64(),
-        writes: manager_writes(&server),
+        writes: findings::manager_writes(&server),
         stale_sync_skips: managers.summed_summary("stale_sync_skips"),
         live_reads: managers.summed_summary("live_reads"),
         reconciles: managers.summed_summary("reconciles"),
@@ -525,6 +458,10 @@ async fn drive(
     {
         tracing::warn!("the manager did not settle the seeded workload before the scenario");
     }
+    let owners = Plan {
+        actions: Vec::new(),
+        ..plan.clone()
+    };
     let mut user = crate::scenario::user::User::new(server, namespace, plan.pick_seed)
         .with_nodes(scenario.workload.node_label.clone(), plan.node_order);
     let mut actions = plan.actions.into_iter().peekable();
@@ -539,6 +476,23 @@ async fn drive(
         while let Some((_, action)) = actions.next_if(|(when, _)| *when <= at) {
             match action {
                 Action::Scale { name, replicas } => user.scale(kind, &name, replicas)?,
+                Action::CreateOwners => {
+                    crate::stress::seed::seed_workload(
+                        server,
+                        namespace,
+                        &scenario.workload,
+                        &owners,
+                    )?;
+                    tracing::info!(
+                        revision = server.current_revision(),
+                        "user: the sets are created"
+                    );
+                    events.push(FaultEvent {
+                        at_seconds: t0.elapsed().as_secs_f64(),
+                        revision: server.current_revision(),
+                        what: "the sets are created".into(),
+                    });
+                }
                 Action::Event(event) => {
                     let what = user.act(&event)?;
                     tracing::info!(revision = server.current_revision(), %what, "user");

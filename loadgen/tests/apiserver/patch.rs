@@ -174,3 +174,62 @@ async fn a_resource_version_inside_a_patch_is_a_precondition() -> TestResult {
     server.shutdown().await;
     Ok(())
 }
+
+/// The patch upstream's `AdoptPod` sends: the owner as controller, and the Pod's UID.
+fn adopt(owner: &str, pod_uid: &str) -> Value {
+    json!({"metadata": {
+        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": owner,
+            "uid": format!("uid-{owner}"), "controller": true, "blockOwnerDeletion": true}],
+        "uid": pod_uid,
+    }})
+}
+
+#[tokio::test]
+async fn a_second_adoption_and_an_adoption_of_another_uid_are_422() -> TestResult {
+    let (server, client) = start(quiet_config()).await?;
+    let api = pods(&client, "default");
+    let created = api.create(&PostParams::default(), &pod("loose")).await?;
+    let uid = created.metadata.uid.clone().unwrap_or_default();
+    let strategic = |p: Value| Patch::Strategic(p);
+    let stale = api
+        .patch(
+            "loose",
+            &PatchParams::default(),
+            &strategic(adopt("a", "not-this-pod")),
+        )
+        .await
+        .err()
+        .ok_or("a patch naming another UID applied")?;
+    assert_eq!(api_code(&stale), Some(422));
+    let adopted = api
+        .patch(
+            "loose",
+            &PatchParams::default(),
+            &strategic(adopt("a", &uid)),
+        )
+        .await?;
+    assert_eq!(adopted.metadata.owner_references.map(|r| r.len()), Some(1));
+    let second = api
+        .patch(
+            "loose",
+            &PatchParams::default(),
+            &strategic(adopt("b", &uid)),
+        )
+        .await
+        .err()
+        .ok_or("a second controller was accepted")?;
+    assert_eq!(api_code(&second), Some(422));
+    let release = json!({"metadata": {"ownerReferences": [{"$patch": "delete", "uid": "uid-a"}], "uid": uid}});
+    let released = api
+        .patch("loose", &PatchParams::default(), &strategic(release))
+        .await?;
+    assert!(
+        released
+            .metadata
+            .owner_references
+            .unwrap_or_default()
+            .is_empty()
+    );
+    server.shutdown().await;
+    Ok(())
+}

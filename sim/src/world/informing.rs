@@ -89,9 +89,9 @@ impl World {
                 }
                 continue;
             }
-            let shard = self.router.route(&object);
-            placements.listed(&object, shard);
-            per_shard[shard.0].push(object);
+            let route = self.router.route(&object);
+            placements.listed(&object, route);
+            route.deliver(object, &mut per_shard);
         }
         let now = self.clock.now();
         for (s, objects) in per_shard.into_iter().enumerate() {
@@ -210,10 +210,12 @@ impl World {
                 continue;
             }
             let placement = self.informers[i].placements.place(&self.router, &change);
-            if let (Some(left), Change::Applied(object)) = (placement.left, &change) {
-                per_shard[left.0].push(Change::Departed(object.clone()));
+            if let Change::Applied(object) = &change {
+                for left in &placement.left {
+                    per_shard[left.0].push(Change::Departed(object.clone()));
+                }
             }
-            per_shard[placement.shard.0].push(change);
+            placement.route.deliver(change, &mut per_shard);
         }
         self.note(format_args!(
             "{resource} batch of {} events, progress {}",

@@ -434,3 +434,40 @@ fn old_revisions_beyond_the_history_limit_go_unless_a_pod_carries_their_hash() {
         "h1 is a live Pod's; two of three old go"
     );
 }
+
+fn adopted(plan: &Plan) -> Vec<String> {
+    plan.steps
+        .iter()
+        .flatten()
+        .filter_map(|a| match a {
+            Action::StrategicPatch { key, patch, .. }
+                if patch["metadata"]["ownerReferences"][0]["controller"] == true =>
+            {
+                Some(key.name().to_string())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn an_orphan_on_a_node_is_adopted_and_the_node_gets_no_second_pod() {
+    let d = ds(json!({}));
+    let nodes = vec![node("n0", json!({})), node("n1", json!({}))];
+    let mut loose = pod("loose", "n0", 0, "any");
+    loose.controller = None;
+    let p = plan(&d, nodes, vec![loose]);
+    assert!(p.adopts);
+    assert_eq!(adopted(&p), ["loose"]);
+    assert_eq!(created_on(&p), ["n1"]);
+}
+
+#[test]
+fn a_daemonset_being_deleted_adopts_nothing() {
+    let mut d = ds(json!({}));
+    d.terminating = true;
+    let mut loose = pod("loose", "n0", 0, "any");
+    loose.controller = None;
+    let p = plan(&d, vec![node("n0", json!({}))], vec![loose]);
+    assert!(adopted(&p).is_empty());
+}

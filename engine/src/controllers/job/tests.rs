@@ -359,3 +359,66 @@ fn a_suspended_job_creates_nothing_and_its_active_pods_go() {
         .collect();
     assert_eq!(deleted.len(), 1, "{p:?}");
 }
+
+fn with_selector() -> JobView {
+    let mut value = (*job(json!({"parallelism": 2, "completions": 4}), json!({})).raw).clone();
+    value["spec"]["selector"] =
+        json!({"matchLabels": {"batch.kubernetes.io/controller-uid": "uid-pi"}});
+    JobView::from_value(value).expect("job")
+}
+
+fn orphan(name: &str) -> PodView {
+    let mut p = pod(name, PodPhase::Running, false, None);
+    p.controller = None;
+    p.labels = Labels::from_map(
+        [(
+            "batch.kubernetes.io/controller-uid".to_string(),
+            "uid-pi".to_string(),
+        )]
+        .into(),
+    );
+    p
+}
+
+fn adoption_patches(plan: &Plan) -> Vec<Value> {
+    plan.steps
+        .iter()
+        .flatten()
+        .filter_map(|a| match a {
+            Action::StrategicPatch { patch, .. }
+                if patch["metadata"]["ownerReferences"][0]["controller"] == true =>
+            {
+                Some(patch.clone())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn an_orphan_adopted_by_a_job_gets_the_tracking_finalizer_and_counts_as_active() {
+    let j = with_selector();
+    let p = plan(&j, vec![orphan("loose")]);
+    assert!(p.adopts);
+    let patches = adoption_patches(&p);
+    assert_eq!(patches.len(), 1);
+    assert_eq!(
+        patches[0]["metadata"]["finalizers"],
+        json!([JOB_TRACKING_FINALIZER])
+    );
+    let creates = p
+        .steps
+        .iter()
+        .flatten()
+        .filter(|a| matches!(a, Action::Create { .. }))
+        .count();
+    assert_eq!(creates, 1, "parallelism 2, one adopted: one more Pod");
+}
+
+#[test]
+fn a_job_without_a_selector_adopts_nothing() {
+    let j = job(json!({"parallelism": 1}), json!({}));
+    let p = plan(&j, vec![orphan("loose")]);
+    assert!(!p.adopts);
+    assert!(adoption_patches(&p).is_empty());
+}

@@ -6,6 +6,9 @@ use crate::labels::Labels;
 use crate::object::OwnerRef;
 use std::time::Instant;
 
+#[path = "adoption_tests.rs"]
+mod adoption;
+
 fn set(replicas: i32, parallel: bool) -> StatefulSetView {
     StatefulSetView::from_value(json!({
         "metadata": {"name": "db", "namespace": "ns", "uid": "uid-db", "resourceVersion": "4", "generation": 1},
@@ -37,10 +40,10 @@ fn pod_at(
         key: ObjectKey::new("ns", format!("db-{ordinal}")),
         uid: Uid::new(format!("uid-db-{ordinal}")),
         resource_version: None,
-        labels: Labels::from_map(BTreeMap::from([(
-            REVISION_LABEL.to_string(),
-            revision.to_string(),
-        )])),
+        labels: Labels::from_map(BTreeMap::from([
+            (REVISION_LABEL.to_string(), revision.to_string()),
+            ("app".to_string(), "db".to_string()),
+        ])),
         controller: Some(OwnerRef {
             kind: "StatefulSet".into(),
             name: "db".into(),
