@@ -684,6 +684,15 @@ mod node_lifecycle {
         s
     }
 
+    /// The silent-looking Node asks for a barrier at `at`, answered with rv 50, which both
+    /// watches reach at once.
+    fn proven_at(s: &mut Shard, at: Instant) {
+        let id = barrier(&outputs(s, at)).expect("barrier");
+        s.barrier_done(id, Ok(rv(50)), at);
+        s.advance(Resource::Nodes, rv(50), at);
+        s.advance(Resource::Leases, rv(50), at);
+    }
+
     #[test]
     fn a_lease_watch_lagging_past_the_grace_period_marks_nothing_once_the_barrier_is_passed() {
         let t0 = Instant::now();
@@ -727,10 +736,7 @@ mod node_lifecycle {
         let t0 = Instant::now();
         let mut s = listed(true, t0);
         let late = t0 + Duration::from_secs(41);
-        let id = barrier(&outputs(&mut s, late)).expect("barrier");
-        s.barrier_done(id, Ok(rv(50)), late);
-        s.advance(Resource::Nodes, rv(50), late);
-        s.advance(Resource::Leases, rv(50), late);
+        proven_at(&mut s, late);
         let ws = writes(&mut s, late);
         assert!(!ws.is_empty(), "still silent after the barrier: marked");
         assert_eq!(s.stats(late)[0].proven_keys, 0, "the proof was used up");
@@ -782,10 +788,7 @@ mod node_lifecycle {
         let t0 = Instant::now();
         let mut s = listed(true, t0);
         let late = t0 + Duration::from_secs(41);
-        let id = barrier(&outputs(&mut s, late)).expect("barrier");
-        s.barrier_done(id, Ok(rv(50)), late);
-        s.advance(Resource::Nodes, rv(50), late);
-        s.advance(Resource::Leases, rv(50), late);
+        proven_at(&mut s, late);
         let ws = writes(&mut s, late);
         assert!(
             matches!(ws.as_slice(), [w] if matches!(w.action, Action::UpdateStatus { .. })),
