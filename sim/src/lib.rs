@@ -12,6 +12,7 @@ pub mod explore;
 pub mod faults;
 pub mod informer;
 pub mod kubelet;
+pub mod removal;
 pub mod run;
 pub mod schedule;
 pub mod scheduler;
@@ -24,8 +25,9 @@ pub mod writes;
 
 pub use error::{SimError, parse_seeds};
 pub use explore::{Exploration, explore};
+pub use removal::Removal;
 pub use run::{Outcome, SimConfig, run};
 pub use schedule::Schedule;
-pub use shrink::{Removal, Shrunk, shrink};
+pub use shrink::{Shrunk, shrink};
 pub use workload::Workload;
 pub use world::End;

@@ -3,8 +3,8 @@
 
 use crate::clock::WallClockGuard;
 use crate::faults::FaultPlan;
+use crate::removal::Removal;
 use crate::schedule::{RELIST_RACE_ALLOWANCE, RELIST_RACE_LEG_MS, RELIST_RACES, Schedule};
-use crate::shrink::Removal;
 use crate::trace::Trace;
 use crate::workload::Workload;
 use crate::world::{End, Event, Setup, World};
