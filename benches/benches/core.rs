@@ -59,7 +59,11 @@ fn route(c: &mut Criterion) {
             let mut sum = 0usize;
             for e in &events {
                 let o = e.object();
-                sum += router.route(black_box(o)).0;
+                sum += router
+                    .route(black_box(o))
+                    .shards(2)
+                    .map(|s| s.0)
+                    .sum::<usize>();
             }
             black_box(sum)
         })
@@ -106,8 +110,7 @@ fn shard_apply_both_cores(c: &mut Criterion) {
     let mut per_shard: Vec<Vec<Change>> = vec![Vec::new(), Vec::new()];
     for e in pod_events(EVENTS, 200) {
         let o = e.object();
-        let s = router.route(o).0;
-        per_shard[s].push(e);
+        router.route(o).deliver(e, &mut per_shard);
     }
     let mut group = c.benchmark_group("shard_apply_both_cores");
     group.throughput(Throughput::Elements(EVENTS as u64));

@@ -17,16 +17,17 @@ use tidemark_engine::{
 /// Decodes the seed into per-shard slices of Pods and ReplicaSets.
 fn slices(seed: &Seed, shards: usize) -> anyhow::Result<Vec<(Vec<Object>, Vec<Object>)>> {
     let router = ShardRouter::new(shards);
-    let mut out: Vec<(Vec<Object>, Vec<Object>)> = vec![(Vec::new(), Vec::new()); shards];
+    let mut pods: Vec<Vec<Object>> = vec![Vec::new(); shards];
+    let mut sets: Vec<Vec<Object>> = vec![Vec::new(); shards];
     for bytes in &seed.pods {
         let pod = Object::Pod(PodView::from_json(bytes).context("seeded Pod")?);
-        out[router.route(&pod).0].0.push(pod);
+        router.route(&pod).deliver(pod, &mut pods);
     }
     for bytes in &seed.replicasets {
         let rs = Object::ReplicaSet(ReplicaSetView::from_json(bytes).context("seeded ReplicaSet")?);
-        out[router.route(&rs).0].1.push(rs);
+        router.route(&rs).deliver(rs, &mut sets);
     }
-    Ok(out)
+    Ok(pods.into_iter().zip(sets).collect())
 }
 
 /// Reconciles per second with the gate on or off, `shards` at once.
