@@ -129,7 +129,7 @@ pub fn plan(seeds: u64) -> Vec<Entry> {
             SeededBug::FenceOnlyBeforeSending,
             Workload::DaemonSet,
             Schedule::Random,
-            500,
+            1_000,
         ),
         (
             SeededBug::FenceOnlyBeforeSending,

@@ -34,9 +34,16 @@ impl VirtualClock {
         loadgen::clock::set_monotonic_clock(Some(self.now()));
     }
 
-    /// The monotonic reading passed to the engine as `now`.
+    /// The server's monotonic reading (the oracle's), and a process's whose clock keeps time.
     pub fn now(&self) -> Instant {
         self.base + self.offset
+    }
+
+    /// The monotonic reading of a process started at `started` whose clock runs at `rate`
+    /// (1.0: in step with the server's; 0.95: 5% slow).
+    pub fn process_now(&self, started: Duration, rate: f64) -> Instant {
+        let run = self.offset.saturating_sub(started).mul_f64(rate);
+        self.base + started + run
     }
 
     /// The wall clock in Unix microseconds.
@@ -64,5 +71,29 @@ impl Drop for WallClockGuard {
     fn drop(&mut self) {
         loadgen::clock::set_wall_clock(None);
         loadgen::clock::set_monotonic_clock(None);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_process_clock_runs_at_its_rate_from_its_start_and_never_goes_back() {
+        let mut clock = VirtualClock::new();
+        let started = Duration::from_secs(10);
+        clock.advance_to(started);
+        let at_start = clock.process_now(started, 0.98);
+        assert_eq!(at_start, clock.now(), "in step when it starts");
+        clock.advance_to(Duration::from_secs(20));
+        let later = clock.process_now(started, 0.98);
+        assert_eq!(later - at_start, Duration::from_millis(9_800));
+        clock.advance_to(Duration::from_secs(15));
+        assert_eq!(
+            clock.process_now(started, 0.98),
+            later,
+            "virtual time never goes back"
+        );
+        WallClockGuard;
     }
 }

@@ -59,12 +59,20 @@ pub struct FaultPlan {
     pub stuck_write: f64,
     /// How long a stuck write takes to arrive at most (at least a quarter of it).
     pub stuck_write_max: Duration,
+    /// How far a process's monotonic clock may run from the server's: each incarnation draws
+    /// its rate within `1 ± clock_drift` (so a leader's fence and its successor's wait for the
+    /// Lease to expire are measured on different clocks).
+    pub clock_drift: f64,
     /// When the process crashes, and how long until it is back.
     pub crash: Option<(Duration, Duration)>,
     /// The crash comes with a network partition of this length: the dead process's writes
     /// still on their way are held until it heals, then delivered.
     pub partition: Option<Duration>,
 }
+
+/// The most a process's clock runs fast or slow (2%: far beyond NTP's 500 ppm slew, a VM's
+/// clock after a migration). The node lifecycle oracle shortens the grace period by as much.
+pub const MAX_CLOCK_DRIFT: f64 = 0.02;
 
 fn ms(rng: &mut fastrand::Rng, lo: u64, hi: u64) -> Duration {
     Duration::from_millis(rng.u64(lo..=hi))
@@ -109,6 +117,11 @@ impl FaultPlan {
             // expired on its own clock.
             crash: (rng.f64() < 0.3).then(|| (ms(rng, 0, until_ms), ms(rng, 200, 3_000))),
             partition: rng.bool().then(|| ms(rng, 4_000, 20_000)),
+            clock_drift: if rng.bool() {
+                rng.f64() * MAX_CLOCK_DRIFT
+            } else {
+                0.0
+            },
         }
     }
 
@@ -142,6 +155,7 @@ impl FaultPlan {
             stuck_write_max: Duration::ZERO,
             crash: None,
             partition: None,
+            clock_drift: 0.0,
         }
     }
 

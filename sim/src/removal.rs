@@ -28,6 +28,8 @@ pub enum Removal {
     Crash,
     /// The partition that comes with the crash.
     Partition,
+    /// Process clocks out of step with the server's.
+    ClockDrift,
 }
 
 impl Removal {
@@ -61,6 +63,7 @@ impl Removal {
                 plan.partition = None;
             }
             Removal::Partition => plan.partition = None,
+            Removal::ClockDrift => plan.clock_drift = 0.0,
         }
     }
 
@@ -69,6 +72,7 @@ impl Removal {
         let mut all: Vec<Removal> = vec![
             Removal::Crash,
             Removal::Partition,
+            Removal::ClockDrift,
             Removal::StuckWrites,
             Removal::SlowWrites,
             Removal::LostResponses,

@@ -158,7 +158,7 @@ impl World {
         if epoch != self.epoch || !self.up {
             return;
         }
-        let now = self.clock.now();
+        let now = self.process_now();
         if let WriteResult::Written { resource_version } = &result
             && let Ok(revision) = ResourceVersion::parse(resource_version)
         {
@@ -198,7 +198,7 @@ impl World {
         if epoch != self.epoch || !self.up {
             return;
         }
-        let now = self.clock.now();
+        let now = self.process_now();
         match answer {
             Answer::Barrier(id, revision) => {
                 let result = ResourceVersion::new(revision)

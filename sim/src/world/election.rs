@@ -38,7 +38,7 @@ impl World {
         if epoch != self.epoch || !self.up {
             return;
         }
-        let now = self.clock.now();
+        let now = self.process_now();
         let current = self
             .store
             .get(loadgen::Resource::Leases, LEASE_NAMESPACE, LEASE_NAME)
@@ -50,12 +50,12 @@ impl World {
             LeaseStep::Wait { .. } => {}
         }
         self.align();
-        let retry = self.elector.config().retry_period;
+        let retry = self.process_span(self.elector.config().retry_period);
         self.after(retry, Event::ElectionRound { epoch });
     }
 
     fn send_lease(&mut self, record: LeaseRecord, create: bool) {
-        let (epoch, sent_at, sent) = (self.epoch, self.clock.now(), self.now());
+        let (epoch, sent_at, sent) = (self.epoch, self.process_now(), self.now());
         let latency = self.faults.write_leg(&mut self.rng, sent);
         self.after(
             latency,
@@ -163,9 +163,9 @@ impl World {
                 self.elector.written(record, version, sent_at);
                 // The fence closes on its own clock: the shards hear of it then, not at the
                 // next round.
-                let now = self.clock.now();
+                let now = self.process_now();
                 if let Some(until) = self.elector.fence_until().filter(|t| *t > now) {
-                    let after = until - now + Duration::from_millis(1);
+                    let after = self.process_span(until - now) + Duration::from_millis(1);
                     self.after(after, Event::FenceCloses { epoch });
                 }
             }
@@ -177,7 +177,7 @@ impl World {
 
     /// Tells the shards of a change of leadership (actors/src/leader.rs `align`).
     pub(crate) fn align(&mut self) {
-        let now = self.clock.now();
+        let now = self.process_now();
         match self.elector.poll_change(now) {
             Some(LeaderChange::Started) => {
                 let revision = self.lease_written;
@@ -203,6 +203,6 @@ impl World {
 
     /// Whether process `epoch` may send a write now.
     pub(crate) fn fence_open(&self) -> bool {
-        self.elector.is_leader(self.clock.now())
+        self.elector.is_leader(self.process_now())
     }
 }

@@ -31,7 +31,7 @@ impl World {
     pub(crate) fn end_for_relist(&mut self, i: usize, why: &str) {
         let resource = self.informers[i].resource;
         self.note(format_args!("{resource} watch ends ({why}): relist"));
-        let now = self.clock.now();
+        let now = self.process_now();
         for s in 0..self.shards.len() {
             self.shards[s].relisting(resource, now);
             self.pump(s);
@@ -93,7 +93,7 @@ impl World {
             placements.listed(&object, route);
             route.deliver(object, &mut per_shard);
         }
-        let now = self.clock.now();
+        let now = self.process_now();
         for (s, objects) in per_shard.into_iter().enumerate() {
             self.shards[s].replace(resource, objects, ResourceVersion::new(version), now);
         }
@@ -222,7 +222,7 @@ impl World {
             events.len(),
             progress.map_or_else(|| "-".to_string(), |p| p.to_string())
         ));
-        let now = self.clock.now();
+        let now = self.process_now();
         let progress = progress.and_then(ResourceVersion::new);
         for (s, changes) in per_shard.into_iter().enumerate() {
             if changes.is_empty() && progress.is_none() {

@@ -53,6 +53,8 @@ pub struct World {
     pub(crate) partitioned: Option<(u64, Duration)>,
     /// Relist races the aimed schedule may still set up.
     pub(crate) races_left: u32,
+    /// When the running process started, and the rate its monotonic clock runs at.
+    pub(crate) process: (Duration, f64),
     pub(crate) informers: Vec<Informer>,
     pub(crate) faults: FaultPlan,
     pub(crate) kubelet: Kubelet,
@@ -115,6 +117,7 @@ impl World {
             lease_written: None,
             partitioned: None,
             races_left: 0,
+            process: (Duration::ZERO, 1.0),
             faults: setup.faults,
             kubelet: Kubelet::default(),
             user: User::default(),
@@ -142,6 +145,17 @@ impl World {
         }
     }
 
+    /// Now on the running process's monotonic clock: what the engine and the elector are
+    /// given.
+    pub(crate) fn process_now(&self) -> Instant {
+        self.clock.process_now(self.process.0, self.process.1)
+    }
+
+    /// A span of the process's clock, in the server's (virtual) time.
+    pub(crate) fn process_span(&self, span: Duration) -> Duration {
+        span.div_f64(self.process.1)
+    }
+
     /// Now, as virtual time since the start.
     pub(crate) fn now(&self) -> Duration {
         self.clock.elapsed()
@@ -158,7 +172,7 @@ impl World {
     /// as the actors share it through `ServerRevision`, so a cache trailing it for long is known
     /// to lag whichever shard asked.
     pub(crate) fn tell_every_shard(&mut self, revision: ResourceVersion) {
-        let now = self.clock.now();
+        let now = self.process_now();
         for shard in &mut self.shards {
             shard.observe_revision(revision, now);
         }
@@ -289,7 +303,16 @@ impl World {
     /// The process starts: every informer lists.
     fn start(&mut self) {
         let epoch = self.epoch;
-        self.note(format_args!("process starts (epoch {epoch})"));
+        let drift = self.faults.clock_drift;
+        let rate = if drift > 0.0 {
+            1.0 + (self.rng.f64() * 2.0 - 1.0) * drift
+        } else {
+            1.0
+        };
+        self.process = (self.now(), rate);
+        self.note(format_args!(
+            "process starts (epoch {epoch}), its clock at {rate:.3}x"
+        ));
         self.up = true;
         self.start_election();
         for i in 0..self.informers.len() {
@@ -331,7 +354,7 @@ impl World {
             return;
         }
         let ctx = tidemark_engine::Context {
-            now: self.clock.now(),
+            now: self.process_now(),
             unix_secs: self.clock.unix_secs(),
         };
         let mut outputs = std::mem::take(&mut self.outputs);
@@ -350,8 +373,8 @@ impl World {
             if let Some(at) = next {
                 // A deadline already due runs at the next moment, not this one: the actor's
                 // `run_later(0)` also lets other messages in first.
-                let due = at
-                    .saturating_duration_since(self.clock.now())
+                let due = self
+                    .process_span(at.saturating_duration_since(self.process_now()))
                     .max(Duration::from_micros(100));
                 let epoch = self.epoch;
                 self.after(
