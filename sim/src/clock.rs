@@ -94,6 +94,6 @@ mod tests {
             later,
             "virtual time never goes back"
         );
-        WallClockGuard;
+        drop(WallClockGuard);
     }
 }
