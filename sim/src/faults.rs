@@ -42,6 +42,10 @@ pub struct FaultPlan {
     pub drop: f64,
     /// Chance that a resumed watch is answered `410 Gone`.
     pub gone_on_resume: f64,
+    /// Chance that a resumed watch starts a few revisions before what the shards were given,
+    /// so events already delivered come again (another API server's watch cache answering the
+    /// reconnect from an older revision).
+    pub replay_on_resume: f64,
     /// Revisions of history the store keeps (compaction beyond them: `410`).
     pub history: u64,
     /// A request's network leg when it is not slow, in milliseconds (lowest, highest).
@@ -105,6 +109,7 @@ impl FaultPlan {
             watches,
             drop: rng.f64() * 0.03,
             gone_on_resume: rng.f64() * 0.5,
+            replay_on_resume: rng.f64() * 0.5,
             history: rng.u64(50..=2_000),
             leg_ms: (1, 20),
             lost_response: rng.f64() * 0.1,
@@ -145,6 +150,7 @@ impl FaultPlan {
                 .collect(),
             drop: 0.0,
             gone_on_resume: 0.0,
+            replay_on_resume: 0.0,
             history: 10_000,
             leg_ms: (1, 20),
             lost_response: 0.0,
@@ -220,6 +226,15 @@ impl FaultPlan {
     /// Whether a watch read at `t` drops the connection.
     pub fn drops_watch(&self, rng: &mut fastrand::Rng, t: Duration) -> bool {
         self.active(t) && rng.f64() < self.drop
+    }
+
+    /// How many revisions before the delivered one a watch resumed at `t` starts from.
+    pub fn replayed_on_resume(&self, rng: &mut fastrand::Rng, t: Duration) -> u64 {
+        if self.active(t) && rng.f64() < self.replay_on_resume {
+            rng.u64(1..=20)
+        } else {
+            0
+        }
     }
 
     /// Whether a watch resumed at `t` is answered `410 Gone`.

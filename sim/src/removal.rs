@@ -16,6 +16,8 @@ pub enum Removal {
     Drops,
     /// `410` on resumed watches, and a short history.
     Gone,
+    /// Resumed watches that deliver events again.
+    Replays,
     /// Lost write responses.
     LostResponses,
     /// Writes refused with `500`.
@@ -55,6 +57,7 @@ impl Removal {
                 plan.history = plan.history.max(10_000);
             }
             Removal::LostResponses => plan.lost_response = 0.0,
+            Removal::Replays => plan.replay_on_resume = 0.0,
             Removal::ServerErrors => plan.server_error = 0.0,
             Removal::SlowWrites => plan.slow_write = 0.0,
             Removal::StuckWrites => plan.stuck_write = 0.0,
@@ -78,6 +81,7 @@ impl Removal {
             Removal::LostResponses,
             Removal::ServerErrors,
             Removal::Gone,
+            Removal::Replays,
             Removal::Drops,
         ];
         for (w, (_, f)) in plan.watches.iter().enumerate() {

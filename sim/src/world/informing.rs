@@ -136,6 +136,10 @@ impl World {
             if self.faults.gone(&mut self.rng, now) {
                 self.end_for_relist(i, "dropped, resumed with 410 Gone");
             } else {
+                let back = self.faults.replayed_on_resume(&mut self.rng, now);
+                let from = from.saturating_sub(back).max(1);
+                let informer = &mut self.informers[i];
+                informer.pos = informer.pos.min(from);
                 self.note(format_args!(
                     "{resource} watch dropped: resumes from {from}, batches in flight lost"
                 ));
