@@ -150,14 +150,7 @@ mod tests {
     use crate::object::test_support::{orphan_pod, pod, replicaset};
 
     fn claimant(rs: &crate::object::ReplicaSetView) -> Claimant<'_> {
-        Claimant {
-            resource: Resource::ReplicaSets,
-            key: &rs.key,
-            uid: &rs.uid,
-            selector: Some(&rs.selector),
-            terminating: rs.terminating,
-            finalizers: &[],
-        }
+        crate::controllers::claimants::replicaset(rs)
     }
 
     fn everything(_: &PodView) -> bool {

@@ -189,8 +189,8 @@ pub struct Oracle {
     delivery_allowance: std::time::Duration,
 }
 
-/// Whether a Node is marked unreachable: `Ready=Unknown`, or the unreachable taint.
-pub fn node_is_marked(node: &Value) -> bool {
+/// Node lifecycle's two marks on a Node: `Ready=Unknown`, and the unreachable taint.
+pub fn node_marks(node: &Value) -> (bool, bool) {
     let unknown = node["status"]["conditions"].as_array().is_some_and(|cs| {
         cs.iter()
             .any(|c| c["type"] == "Ready" && c["status"] == "Unknown")
@@ -199,6 +199,12 @@ pub fn node_is_marked(node: &Value) -> bool {
         ts.iter()
             .any(|t| t["key"] == "node.kubernetes.io/unreachable")
     });
+    (unknown, tainted)
+}
+
+/// Whether a Node is marked unreachable: `Ready=Unknown`, or the unreachable taint.
+pub fn node_is_marked(node: &Value) -> bool {
+    let (unknown, tainted) = node_marks(node);
     unknown || tainted
 }
 

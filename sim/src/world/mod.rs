@@ -323,13 +323,15 @@ impl World {
 
     /// Every set converged, or the bound passed.
     fn check(&mut self) {
-        let split = self.split_leadership();
+        // Both after-the-fact checks read the same record of writes, copied once.
+        let writes = self.oracle.writes();
+        let split = Self::split_leadership(&writes);
         if !split.is_empty() {
             self.note(format_args!("oracle: {}", split.join("; ")));
             self.end = Some(End::SplitLeadership(split));
             return;
         }
-        let marked = self.live_nodes_marked();
+        let marked = self.live_nodes_marked(&writes);
         if !marked.is_empty() {
             self.note(format_args!("oracle: {}", marked.join("; ")));
             self.end = Some(End::LiveNodeMarked(marked));

@@ -6,6 +6,7 @@ use crate::election::{LEASE_NAME, LEASE_NAMESPACE};
 use crate::faults::MAX_CLOCK_DRIFT;
 use crate::workload::NODE_GRACE;
 use crate::writes::WRITE_DEADLINE;
+use loadgen::WriteRecord;
 use loadgen::node_oracle::live_nodes_marked_within;
 use loadgen::oracle::leadership::split_leadership;
 use loadgen::oracle::truth::truth_in;
@@ -52,8 +53,8 @@ impl World {
     }
 
     /// Every write a process made while the Lease named another, one line each.
-    pub(crate) fn split_leadership(&self) -> Vec<String> {
-        split_leadership(&self.oracle.writes(), LEASE_NAMESPACE, LEASE_NAME)
+    pub(crate) fn split_leadership(writes: &[WriteRecord]) -> Vec<String> {
+        split_leadership(writes, LEASE_NAMESPACE, LEASE_NAME)
             .into_iter()
             .map(|s| {
                 format!(
@@ -71,40 +72,29 @@ impl World {
     /// A marking is judged as of its proof, which holds for `DECISION_PROOF_HOLDS`, and may
     /// commit up to the write deadline after it is sent: a Lease renewed within that window is
     /// not held against it (see `live_nodes_marked_within`); one renewed before it is.
-    pub(crate) fn live_nodes_marked(&self) -> Vec<String> {
+    pub(crate) fn live_nodes_marked(&self, writes: &[WriteRecord]) -> Vec<String> {
         if self.workload.set_kind().is_some() {
             return Vec::new();
         }
         // A process clock running fast measures the grace period short by as much.
         let grace = NODE_GRACE.mul_f64(1.0 - MAX_CLOCK_DRIFT);
-        live_nodes_marked_within(
-            &self.oracle.writes(),
-            grace,
-            DECISION_PROOF_HOLDS + WRITE_DEADLINE,
-        )
-        .into_iter()
-        .map(|m| {
-            format!(
-                "{} marked at revision {} by {} although its Lease was renewed {} ms before",
-                m.node,
-                m.revision,
-                m.writer.as_deref().unwrap_or("?"),
-                m.renewed_ago_ms
-            )
-        })
-        .collect()
+        live_nodes_marked_within(writes, grace, DECISION_PROOF_HOLDS + WRITE_DEADLINE)
+            .into_iter()
+            .map(|m| {
+                format!(
+                    "{} marked at revision {} by {} although its Lease was renewed {} ms before",
+                    m.node,
+                    m.revision,
+                    m.writer.as_deref().unwrap_or("?"),
+                    m.renewed_ago_ms
+                )
+            })
+            .collect()
     }
 }
 
-/// Whether a Node carries node lifecycle's marks: `Ready=Unknown` and the unreachable taint.
+/// Whether a Node carries both of node lifecycle's marks.
 fn node_is_marked(node: &serde_json::Value) -> bool {
-    let unknown = node["status"]["conditions"].as_array().is_some_and(|cs| {
-        cs.iter()
-            .any(|c| c["type"] == "Ready" && c["status"] == "Unknown")
-    });
-    let tainted = node["spec"]["taints"].as_array().is_some_and(|ts| {
-        ts.iter()
-            .any(|t| t["key"] == "node.kubernetes.io/unreachable")
-    });
+    let (unknown, tainted) = loadgen::oracle::node_marks(node);
     unknown && tainted
 }
