@@ -6,6 +6,7 @@ use crate::informer::backoff::ReflectorBackoff;
 use crate::leader::LeaderElectionConfig;
 use crate::registration::{self, Registration};
 use std::sync::Arc;
+use tidemark_engine::controllers::nodelifecycle::Evictions;
 use tidemark_engine::labels::LabelSelector;
 use tidemark_engine::{BreakerConfig, ConsistencyMode, FeatureGates};
 
@@ -49,6 +50,9 @@ pub struct ManagerConfig {
     pub node_monitor_grace_period: std::time::Duration,
     /// Node lifecycle's `--node-selector`: the Nodes it manages (empty: all).
     pub node_selector: Arc<LabelSelector>,
+    /// Node lifecycle's zones and their `NoExecute` pace (`--node-eviction-rate` and its
+    /// fellows), one for every shard: the zones' buckets are the manager's, not a shard's.
+    pub node_evictions: Arc<Evictions>,
     /// The API server's URL, named in logs and `/readyz` when it cannot be reached.
     pub api_server: String,
     /// The informers' watch bounds.
@@ -77,6 +81,7 @@ impl Default for ManagerConfig {
             node_monitor_grace_period:
                 tidemark_engine::controllers::nodelifecycle::DEFAULT_GRACE_PERIOD,
             node_selector: Arc::default(),
+            node_evictions: Arc::default(),
             api_server: String::from("the API server"),
             informer_limits: InformerLimits::default(),
             relist_backoff: ReflectorBackoff::client_go(),
@@ -99,9 +104,13 @@ impl ManagerConfig {
             .find(|r| r.name() == name)
             .cloned()
             .or_else(|| {
-                registration::built_in(self.node_monitor_grace_period, &self.node_selector)
-                    .into_iter()
-                    .find(|r| r.name() == name)
+                registration::built_in(
+                    self.node_monitor_grace_period,
+                    &self.node_selector,
+                    &self.node_evictions,
+                )
+                .into_iter()
+                .find(|r| r.name() == name)
             })
     }
 }
@@ -113,10 +122,11 @@ mod tests {
 
     #[test]
     fn the_built_in_registrations_are_the_onboarded_controllers_in_order() {
-        let names: Vec<_> = registration::built_in(std::time::Duration::ZERO, &Arc::default())
-            .iter()
-            .map(Registration::name)
-            .collect();
+        let names: Vec<_> =
+            registration::built_in(std::time::Duration::ZERO, &Arc::default(), &Arc::default())
+                .iter()
+                .map(Registration::name)
+                .collect();
         assert_eq!(names, ONBOARDED);
     }
 

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tidemark_engine::{
     DaemonSetController, JobController, NodeLifecycleController, Reconciler, ReplicaSetController,
-    StatefulSetController, labels::LabelSelector,
+    StatefulSetController, controllers::nodelifecycle::Evictions, labels::LabelSelector,
 };
 
 /// A controller the manager can run: its `--controllers` name (the reconciler's
@@ -55,14 +55,17 @@ impl std::fmt::Debug for Registration {
 }
 
 /// The five built-in controllers; node lifecycle's grace period is
-/// `--node-monitor-grace-period` and its Nodes those `--node-selector` selects.
+/// `--node-monitor-grace-period`, its Nodes those `--node-selector` selects, and every shard's
+/// copy paces its zones with the one `evictions`.
 pub fn built_in(
     node_monitor_grace_period: Duration,
     node_selector: &Arc<LabelSelector>,
+    evictions: &Arc<Evictions>,
 ) -> [Registration; 5] {
     let node_lifecycle = NodeLifecycleController {
         grace_period: node_monitor_grace_period,
         node_selector: node_selector.clone(),
+        evictions: evictions.clone(),
     };
     [
         Registration::new(|| ReplicaSetController),

@@ -71,6 +71,6 @@ pub use stats::ControllerStats;
 pub use views::daemonset::DaemonSetView;
 pub use views::job::{JobStatus, JobView};
 pub use views::malformed::{FieldError, MALFORMED_REASON, Malformed};
-pub use views::nodes::{LeaseView, NodeView, ReadyStatus};
+pub use views::nodes::{ConditionStatus, LeaseView, NodeConditions, NodeView};
 pub use views::statefulset::{StatefulSetStatus, StatefulSetView};
 pub use write::{WriteError, WriteErrorKind, WriteId, WriteRequest, WriteResult};

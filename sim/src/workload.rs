@@ -6,7 +6,9 @@ use crate::error::SimError;
 use loadgen::scenario::WorkloadKind;
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
+use tidemark_engine::controllers::nodelifecycle::Evictions;
 use tidemark_engine::{
     DaemonSetController, JobController, NodeLifecycleController, Reconciler, ReplicaSetController,
     Resource, StatefulSetController,
@@ -73,8 +75,9 @@ impl Workload {
         }
     }
 
-    /// The controller, as the manager builds it.
-    pub fn controller(self) -> Box<dyn Reconciler> {
+    /// The controller, as the manager builds it (node lifecycle pacing its zones with the
+    /// process's `evictions`).
+    pub fn controller(self, evictions: &Arc<Evictions>) -> Box<dyn Reconciler> {
         match self {
             Workload::ReplicaSet => Box::new(ReplicaSetController),
             Workload::StatefulSet => Box::new(StatefulSetController),
@@ -82,6 +85,7 @@ impl Workload {
             Workload::Job => Box::new(JobController),
             Workload::NodeLifecycle => Box::new(NodeLifecycleController {
                 grace_period: NODE_GRACE,
+                evictions: evictions.clone(),
                 ..NodeLifecycleController::default()
             }),
         }
@@ -132,7 +136,7 @@ mod tests {
     #[test]
     fn each_workload_watches_what_its_controller_reads() {
         for w in Workload::ALL {
-            let mut reads = w.controller().reads().to_vec();
+            let mut reads = w.controller(&Arc::default()).reads().to_vec();
             reads.sort_by_key(|r| r.to_string());
             let mut watched = w.watched().to_vec();
             watched.sort_by_key(|r| r.to_string());

@@ -10,6 +10,7 @@ use tidemark_actors::manager::{Manager, ManagerConfig};
 use tidemark_actors::serving::{DelegatedAuth, SecureServing, bind_secure};
 use tidemark_actors::startup::summarize;
 use tidemark_engine::FeatureGates;
+use tidemark_engine::controllers::nodelifecycle::{EvictionRates, Evictions};
 
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
@@ -57,6 +58,12 @@ fn run(args: RunArgs) -> anyhow::Result<std::process::ExitCode> {
         burst: args.kube_api_burst,
         node_monitor_grace_period: args.node_monitor_grace_period,
         node_selector: std::sync::Arc::new(args.node_selector.clone()),
+        node_evictions: std::sync::Arc::new(Evictions::new(EvictionRates {
+            eviction_rate: args.node_eviction_rate,
+            secondary_eviction_rate: args.secondary_node_eviction_rate,
+            unhealthy_zone_threshold: args.unhealthy_zone_threshold,
+            large_cluster_size_threshold: args.large_cluster_size_threshold as usize,
+        })),
         ..ManagerConfig::default()
     };
     if args.leader_elect_on() {

@@ -81,6 +81,22 @@ pub struct RunArgs {
     /// keeps the rest; the default, empty, selects every Node.
     #[arg(long, default_value = "", value_parser = LabelSelector::parse)]
     pub node_selector: LabelSelector,
+    /// Node lifecycle: Nodes per second per zone tainted `NoExecute` (their Pods evicted) in a
+    /// healthy zone, and in a fully disrupted one beside healthy ones.
+    #[arg(long, default_value_t = 0.1, value_parser = non_negative_rate)]
+    pub node_eviction_rate: f64,
+    /// Node lifecycle: the same in a partially disrupted zone of more than
+    /// --large-cluster-size-threshold Nodes (a smaller one stops).
+    #[arg(long, default_value_t = 0.01, value_parser = non_negative_rate)]
+    pub secondary_node_eviction_rate: f64,
+    /// Node lifecycle: the fraction of a zone's Nodes not Ready (more than two) that makes it
+    /// partially disrupted.
+    #[arg(long, default_value_t = 0.55, value_parser = non_negative_rate)]
+    pub unhealthy_zone_threshold: f64,
+    /// Node lifecycle: a zone of at most this many Nodes stops tainting when partially
+    /// disrupted.
+    #[arg(long, default_value_t = 50)]
+    pub large_cluster_size_threshold: u32,
     /// How long a graceful shutdown waits for the writes in flight.
     #[arg(long, default_value = "10s", value_parser = parse_go_duration)]
     pub shutdown_grace_period: Duration,
@@ -234,4 +250,13 @@ impl RunArgs {
 fn parse_mode(text: &str) -> Result<tidemark_engine::ConsistencyMode, String> {
     text.parse()
         .map_err(|e: tidemark_engine::UnknownMode| e.to_string())
+}
+
+/// A rate or fraction flag: a finite number, zero or more.
+fn non_negative_rate(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        Ok(v) => Err(format!("{v} is not a finite number of zero or more")),
+        Err(e) => Err(e.to_string()),
+    }
 }

@@ -1,5 +1,5 @@
-//! The projections node lifecycle reads: a Node's readiness and taints, and a node Lease's
-//! holder and renew time. Nodes are few (thousands, not millions), so they keep their whole JSON
+//! The projections node lifecycle reads: a Node's conditions, taints and zone labels, and a
+//! node Lease's holder and renew time. Nodes are few (thousands, not millions), so they keep their whole JSON
 //! for the writes that mark them.
 
 use crate::key::{ObjectKey, Uid};
@@ -17,15 +17,44 @@ pub const NODE_LEASE_NAMESPACE: &str = "kube-node-lease";
 /// The taint a Node gets when its kubelet stops renewing its Lease.
 pub const UNREACHABLE_TAINT: &str = "node.kubernetes.io/unreachable";
 
-/// The status of a Node's `Ready` condition.
+/// The status of a Node condition.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum ReadyStatus {
+pub enum ConditionStatus {
     /// `True`.
     True,
     /// `False`.
     False,
     /// `Unknown` (what node lifecycle sets when the kubelet went silent).
     Unknown,
+}
+
+/// The statuses of the conditions node lifecycle maps to taints (`None`: not reported).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct NodeConditions {
+    /// `Ready`.
+    pub ready: Option<ConditionStatus>,
+    /// `MemoryPressure`.
+    pub memory_pressure: Option<ConditionStatus>,
+    /// `DiskPressure`.
+    pub disk_pressure: Option<ConditionStatus>,
+    /// `PIDPressure`.
+    pub pid_pressure: Option<ConditionStatus>,
+    /// `NetworkUnavailable` (set by the network provider, never by node lifecycle).
+    pub network_unavailable: Option<ConditionStatus>,
+}
+
+impl NodeConditions {
+    /// The slot of condition `kind`, if node lifecycle reads it.
+    fn slot(&mut self, kind: &str) -> Option<&mut Option<ConditionStatus>> {
+        match kind {
+            "Ready" => Some(&mut self.ready),
+            "MemoryPressure" => Some(&mut self.memory_pressure),
+            "DiskPressure" => Some(&mut self.disk_pressure),
+            "PIDPressure" => Some(&mut self.pid_pressure),
+            "NetworkUnavailable" => Some(&mut self.network_unavailable),
+            _ => None,
+        }
+    }
 }
 
 /// A Node taint.
@@ -55,10 +84,10 @@ pub struct NodeView {
     pub labels: Labels,
     /// spec.taints.
     pub taints: Vec<Taint>,
-    /// The `Ready` condition, if reported.
-    pub ready: Option<ReadyStatus>,
-    /// It carries the `node.kubernetes.io/unreachable` taint.
-    pub unreachable: bool,
+    /// The conditions node lifecycle reads.
+    pub conditions: NodeConditions,
+    /// spec.unschedulable (cordoned).
+    pub unschedulable: bool,
     /// metadata.deletionTimestamp is set.
     pub terminating: bool,
     /// Why no controller may act on it, if a field they read is unusable.
@@ -99,23 +128,31 @@ impl NodeView {
         let meta = read_meta(&value, &mut c)?;
         let root = Field::root(&value);
         let labels = root.get(&mut c, "metadata.labels").string_map(&mut c);
-        let mut ready = None;
+        let mut conditions = NodeConditions::default();
         for condition in root.get(&mut c, "status.conditions").items(&mut c) {
             if c.object(&condition).is_none() && !condition.is_present() {
                 c.record(condition.path(), "must be an object, got null".into());
             }
             let kind = condition.get(&mut c, "type").string(&mut c);
             let status = condition.get(&mut c, "status");
-            if kind == Some("Ready") && ready.is_none() {
-                ready = match c.one_of(&status, &["True", "False", "Unknown"]) {
-                    Some("True") => Some(ReadyStatus::True),
-                    Some("False") => Some(ReadyStatus::False),
-                    _ => Some(ReadyStatus::Unknown),
-                };
-            } else {
-                c.string(&status);
+            match kind.and_then(|k| conditions.slot(k)) {
+                // The first of a type counts, as upstream's GetNodeCondition finds it.
+                Some(slot @ None) => {
+                    *slot = match c.one_of(&status, &["True", "False", "Unknown"]) {
+                        Some("True") => Some(ConditionStatus::True),
+                        Some("False") => Some(ConditionStatus::False),
+                        _ => Some(ConditionStatus::Unknown),
+                    };
+                }
+                _ => {
+                    c.string(&status);
+                }
             }
         }
+        let unschedulable = root
+            .get(&mut c, "spec.unschedulable")
+            .boolean(&mut c)
+            .unwrap_or(false);
         let mut taints = Vec::new();
         for t in root.get(&mut c, "spec.taints").items(&mut c) {
             c.object(&t);
@@ -141,9 +178,9 @@ impl NodeView {
             uid: meta.uid,
             resource_version: meta.resource_version,
             labels: Labels::from_map(labels),
-            unreachable: taints.iter().any(|t| t.key == UNREACHABLE_TAINT),
             taints,
-            ready,
+            conditions,
+            unschedulable,
             terminating: meta.terminating,
             malformed: c.finish(),
             raw: Arc::new(value),
@@ -202,8 +239,9 @@ mod tests {
             "status":{"conditions":[{"type":"Ready","status":"Unknown"}]}}"#;
         let n = NodeView::from_json(node).expect("decodes");
         assert_eq!(n.key, ObjectKey::new("", "n1"));
-        assert_eq!(n.ready, Some(ReadyStatus::Unknown));
-        assert!(n.unreachable);
+        assert_eq!(n.conditions.ready, Some(ConditionStatus::Unknown));
+        assert_eq!(n.conditions.memory_pressure, None);
+        assert!(n.taints.iter().any(|t| t.key == UNREACHABLE_TAINT));
         assert_eq!(n.lease_key(), ObjectKey::new("kube-node-lease", "n1"));
     }
 

@@ -62,7 +62,15 @@ impl LeaseControl {
     }
 }
 
-/// The Node object of fake node `i`, Ready.
+/// How many zones the fake nodes are spread over (node `i` is in zone `i % ZONES`).
+pub const ZONES: usize = 3;
+
+/// The zone label value of fake node `i`.
+pub fn node_zone(i: usize) -> String {
+    format!("zone-{}", i % ZONES)
+}
+
+/// The Node object of fake node `i`, Ready, in zone [`node_zone`] of region `loadgen`.
 pub fn node_object(i: usize) -> Value {
     let name = node_name(i);
     let now = now_rfc3339();
@@ -77,6 +85,8 @@ pub fn node_object(i: usize) -> Value {
             "kubernetes.io/hostname": name,
             "kubernetes.io/os": "linux",
             "kubernetes.io/arch": "amd64",
+            "topology.kubernetes.io/region": "loadgen",
+            "topology.kubernetes.io/zone": node_zone(i),
         }},
         "spec": {"podCIDR": format!("10.244.{i}.0/24")},
         "status": {
@@ -154,7 +164,8 @@ pub fn bootstrap(store: &Store, count: usize) -> Result<(), ApiError> {
 }
 
 /// Spawns the renewal loop: every `interval`, each node whose renewal is not stopped sets
-/// its Lease's `spec.renewTime` to now.
+/// its Lease's `spec.renewTime` to now, and posts `Ready=True` if its Node says otherwise (a
+/// kubelet back from silence corrects the status node lifecycle wrote meanwhile).
 pub fn spawn_renewals(
     store: Arc<Store>,
     count: usize,
@@ -176,6 +187,7 @@ pub fn spawn_renewals(
                     continue;
                 }
                 renew_lease(&store, &name);
+                post_ready(&store, &name);
             }
         }
     })
@@ -199,6 +211,52 @@ pub fn renew_lease(store: &Store, node: &str) -> bool {
         .is_ok()
 }
 
+/// Sets `node`'s `Ready` condition to `True` when it is not, as its kubelet posts its status
+/// when the status differs from what it observes; whether it wrote.
+pub fn post_ready(store: &Store, node: &str) -> bool {
+    let is_ready = |n: &Value| {
+        n["status"]["conditions"].as_array().is_some_and(|cs| {
+            cs.iter()
+                .any(|c| c["type"] == "Ready" && c["status"] == "True")
+        })
+    };
+    let Some(stored) = store.get(Resource::Nodes, "", node) else {
+        return false;
+    };
+    if is_ready(&stored.value) {
+        return false;
+    }
+    let now = now_rfc3339();
+    store
+        .write_as(
+            Resource::Nodes,
+            "",
+            node,
+            |n| {
+                let Some(conditions) = n["status"]["conditions"].as_array_mut() else {
+                    return;
+                };
+                for c in conditions.iter_mut() {
+                    let (status, reason) = match c["type"].as_str() {
+                        Some("Ready") => ("True", "KubeletReady"),
+                        Some("MemoryPressure") => ("False", "KubeletHasSufficientMemory"),
+                        Some("DiskPressure") => ("False", "KubeletHasNoDiskPressure"),
+                        Some("PIDPressure") => ("False", "KubeletHasSufficientPID"),
+                        _ => continue,
+                    };
+                    c["status"] = Value::from(status);
+                    c["reason"] = Value::from(reason);
+                    c["message"] = Value::from("loadgen kubelet");
+                    c["lastHeartbeatTime"] = Value::from(now.as_str());
+                    c["lastTransitionTime"] = Value::from(now.as_str());
+                }
+            },
+            Verb::Update,
+            KUBELET_USER_AGENT,
+        )
+        .is_ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -208,6 +266,30 @@ mod tests {
         let t = now_micro();
         assert_eq!(t.len(), 27, "{t}");
         assert_eq!(&t[19..20], ".");
+    }
+
+    #[test]
+    fn a_kubelet_back_from_silence_posts_ready_again_and_a_ready_node_is_not_written() {
+        let store = Store::new(100, None);
+        bootstrap(&store, 1).expect("bootstrap");
+        assert!(!post_ready(&store, "node-0"), "Ready already");
+        store
+            .write_as(
+                Resource::Nodes,
+                "",
+                "node-0",
+                |n| n["status"]["conditions"][3]["status"] = Value::from("Unknown"),
+                Verb::Update,
+                "tidemark",
+            )
+            .expect("marked");
+        assert!(post_ready(&store, "node-0"));
+        let node = store.get(Resource::Nodes, "", "node-0").expect("node");
+        assert_eq!(node.value["status"]["conditions"][3]["status"], "True");
+        assert_eq!(
+            node.value["metadata"]["labels"]["topology.kubernetes.io/zone"],
+            "zone-0"
+        );
     }
 
     #[test]

@@ -102,6 +102,7 @@ mod tests {
             user_agent: Some(agent.into()),
             lease_holder: holder.map(str::to_string),
             node_marked: false,
+            node_evicting_zone: None,
             at_micros: revision * 1000,
         }
     }

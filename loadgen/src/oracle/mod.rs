@@ -47,6 +47,9 @@ pub struct WriteRecord {
     pub lease_holder: Option<String>,
     /// For a Node: after the write it is `Ready=Unknown` or carries the unreachable taint.
     pub node_marked: bool,
+    /// For a Node that after the write carries node lifecycle's `NoExecute` taint (`not-ready`
+    /// or `unreachable`): its zone (the `topology.kubernetes.io/zone` label, empty without).
+    pub node_evicting_zone: Option<String>,
     /// When the write committed, in microseconds since the Unix epoch (server clock).
     pub at_micros: u64,
 }
@@ -202,6 +205,24 @@ pub fn node_marks(node: &Value) -> (bool, bool) {
     (unknown, tainted)
 }
 
+/// The zone of a Node that carries node lifecycle's `NoExecute` taint (its Pods are being
+/// evicted); `None` for one that does not.
+pub fn node_evicting_zone(node: &Value) -> Option<String> {
+    let evicting = node["spec"]["taints"].as_array().is_some_and(|ts| {
+        ts.iter().any(|t| {
+            t["effect"] == "NoExecute"
+                && (t["key"] == "node.kubernetes.io/unreachable"
+                    || t["key"] == "node.kubernetes.io/not-ready")
+        })
+    });
+    evicting.then(|| {
+        node["metadata"]["labels"]["topology.kubernetes.io/zone"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    })
+}
+
 /// Whether a Node is marked unreachable: `Ready=Unknown`, or the unreachable taint.
 pub fn node_is_marked(node: &Value) -> bool {
     let (unknown, tainted) = node_marks(node);
@@ -279,6 +300,10 @@ impl Oracle {
             node_marked: match (c.resource, c.new) {
                 (Resource::Nodes, Some(node)) => node_is_marked(node),
                 _ => false,
+            },
+            node_evicting_zone: match (c.resource, c.new) {
+                (Resource::Nodes, Some(node)) => node_evicting_zone(node),
+                _ => None,
             },
             at_micros: crate::clock::wall_micros(),
         });

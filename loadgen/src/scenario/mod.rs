@@ -161,6 +161,9 @@ pub struct ManagerSettings {
     /// `--node-monitor-grace-period`, seconds.
     #[serde(default = "default_grace")]
     pub node_monitor_grace_seconds: f64,
+    /// `--node-eviction-rate`, Nodes per second per zone.
+    #[serde(default = "default_eviction_rate")]
+    pub node_eviction_rate: f64,
     /// What `--gate off` turns off: `consistency` (the stale-cache gate) and/or `fencing`
     /// (the leader's write fence).
     #[serde(default = "default_protections")]
@@ -179,6 +182,9 @@ pub enum Protection {
 
 fn default_grace() -> f64 {
     40.0
+}
+fn default_eviction_rate() -> f64 {
+    0.1
 }
 fn default_replicas() -> usize {
     1
@@ -223,6 +229,7 @@ impl Default for ManagerSettings {
             protections: default_protections(),
             controllers: None,
             node_monitor_grace_seconds: default_grace(),
+            node_eviction_rate: default_eviction_rate(),
         }
     }
 }

@@ -150,7 +150,8 @@ impl Managers {
             .args([
                 "--node-monitor-grace-period",
                 &seconds(s.node_monitor_grace_seconds),
-            ]);
+            ])
+            .args(["--node-eviction-rate", &s.node_eviction_rate.to_string()]);
         if let Some(controllers) = &s.controllers {
             command.args(["--controllers", &controllers.join(",")]);
         }

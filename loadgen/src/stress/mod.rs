@@ -18,14 +18,14 @@ use crate::apiserver::status::ApiError;
 use crate::faults::request_faults::{ErrorRule, LatencyRule, Match};
 use crate::faults::{Faults, ObjectDelay};
 use crate::oracle::ReplicaSetTruth;
-use crate::oracle::node::live_nodes_marked;
+use crate::oracle::node::{evictions_too_fast, live_nodes_marked, no_execute_taintings};
 use crate::resource::Resource;
 use crate::scenario::WorkloadKind;
 use crate::scenario::timeline::{Action, Plan};
 use crate::scenario::{FaultKind, FaultWindow, Scenario};
 use crate::stress::managers::{ManagerError, Managers};
 use crate::stress::mode::Mode;
-use crate::stress::report::{FaultEvent, ReportedViolation, StressReport};
+use crate::stress::report::{FaultEvent, NodeTaintingReport, ReportedViolation, StressReport};
 use std::path::PathBuf;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -325,7 +325,17 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
         .controllers
         .as_ref()
         .is_none_or(|c| c.iter().any(|c| c == "nodelifecycle"));
+    let mut node_taintings = Vec::new();
     if runs_node_lifecycle {
+        node_taintings = no_execute_taintings(&server.writes())
+            .into_iter()
+            .map(|t| NodeTaintingReport {
+                at_seconds: t.at_micros.saturating_sub(managers_started) as f64 / 1e6,
+                node: t.node,
+                zone: t.zone,
+                revision: t.revision,
+            })
+            .collect();
         let grace = Duration::from_secs_f64(scenario.manager.node_monitor_grace_seconds.max(0.0));
         violations.extend(
             live_nodes_marked(&server.writes(), grace)
@@ -338,6 +348,26 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
                         "marked by {} {} ms after its Lease was renewed",
                         v.writer.as_deref().unwrap_or("unknown client"),
                         v.renewed_ago_ms
+                    ),
+                }),
+        );
+        // A zone's next token refills from when the last tainting was seen, after it
+        // committed: commits are a whole period apart, with nothing in flight to allow for.
+        let in_flight = Duration::ZERO;
+        violations.extend(
+            evictions_too_fast(&server.writes(), scenario.manager.node_eviction_rate, in_flight)
+                .into_iter()
+                .map(|v| ReportedViolation {
+                    invariant: "nodelifecycle-eviction-rate".into(),
+                    object: v.node,
+                    revision: v.revision,
+                    detail: format!(
+                        "tainted NoExecute by {} {} ms after {} of zone {:?}, faster than {} per second",
+                        v.writer.as_deref().unwrap_or("unknown client"),
+                        v.after_ms,
+                        v.previous,
+                        v.zone,
+                        scenario.manager.node_eviction_rate
                     ),
                 }),
         );
@@ -393,6 +423,7 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
         duration_seconds: run_started.elapsed().as_secs_f64(),
         faults,
         manager_log: managers.logs(),
+        node_taintings,
         requests,
     };
     phases::stress_done(&options, &report);

@@ -29,6 +29,19 @@ pub struct WriteCounts {
     pub delete: u64,
 }
 
+/// A Node tainted `NoExecute`.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct NodeTaintingReport {
+    /// Seconds since the workload started.
+    pub at_seconds: f64,
+    /// The Node.
+    pub node: String,
+    /// Its zone.
+    pub zone: String,
+    /// The revision of the write.
+    pub revision: u64,
+}
+
 /// A fault's start or stop, with the revision it happened at.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct FaultEvent {
@@ -70,6 +83,10 @@ pub struct StressReport {
     pub faults: Vec<FaultEvent>,
     /// Where the manager's log is.
     pub manager_log: String,
+    /// Nodes tainted `NoExecute` by node lifecycle, with seconds since the workload started
+    /// (only in runs with node lifecycle).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub node_taintings: Vec<NodeTaintingReport>,
     /// Every request the managers' ServiceAccount made, with RBAC's decision: the evidence
     /// behind `deploy/rbac.yaml` (`loadgen rbac-audit`).
     pub requests: Vec<crate::rbac::RequestLogEntry>,

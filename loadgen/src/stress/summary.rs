@@ -91,6 +91,7 @@ mod tests {
             reconciles: 3,
             duration_seconds: 9.0,
             faults: Vec::new(),
+            node_taintings: Vec::new(),
             manager_log: "/tmp/tidemark-0.log".into(),
             requests: Vec::new(),
         }

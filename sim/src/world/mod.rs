@@ -22,7 +22,9 @@ use crate::user::User;
 use crate::workload::Workload;
 use loadgen::oracle::SharedOracle;
 use loadgen::store::Store;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tidemark_engine::controllers::nodelifecycle::Evictions;
 use tidemark_engine::{
     Action, ConsistencyMode, ControllerSpec, Elector, Output, Resource, ResourceVersion, SeededBug,
     Shard, ShardId, ShardRouter, WriteError, WriteErrorKind, WriteResult,
@@ -93,8 +95,18 @@ impl World {
         let router = ShardRouter::new(setup.shards);
         let store = Store::new(setup.faults.history, None);
         let oracle = SharedOracle::observing(&store);
+        let evictions = Arc::default();
         let shards = (0..setup.shards)
-            .map(|i| Self::build_shard(i, setup.workload, setup.mode, setup.bug, &router))
+            .map(|i| {
+                Self::build_shard(
+                    i,
+                    setup.workload,
+                    setup.mode,
+                    setup.bug,
+                    &router,
+                    &evictions,
+                )
+            })
             .collect();
         Self {
             rng: setup.rng,
@@ -129,15 +141,17 @@ impl World {
         }
     }
 
-    /// A fresh shard as the manager builds it (actors/src/manager.rs `build_shard`).
+    /// A fresh shard as the manager builds it (actors/src/manager.rs `build_shard`), its
+    /// process's node lifecycle zones shared with the process's other shards.
     fn build_shard(
         index: usize,
         workload: Workload,
         mode: ConsistencyMode,
         bug: Option<SeededBug>,
         router: &ShardRouter,
+        evictions: &Arc<Evictions>,
     ) -> Shard {
-        let specs = vec![ControllerSpec::new(workload.controller(), mode)];
+        let specs = vec![ControllerSpec::new(workload.controller(evictions), mode)];
         let shard = Shard::new(ShardId(index), specs).with_router(router.clone());
         match bug {
             Some(bug) => shard.with_seeded_bug(bug),
@@ -291,8 +305,18 @@ impl World {
         self.epoch += 1;
         self.up = false;
         let n = self.shards.len();
+        let evictions = Arc::default();
         self.shards = (0..n)
-            .map(|i| Self::build_shard(i, self.workload, self.mode, self.bug, &self.router))
+            .map(|i| {
+                Self::build_shard(
+                    i,
+                    self.workload,
+                    self.mode,
+                    self.bug,
+                    &self.router,
+                    &evictions,
+                )
+            })
             .collect();
         self.armed = vec![None; n];
         for informer in &mut self.informers {

@@ -1,8 +1,24 @@
-//! Node lifecycle: a Node whose Lease has not changed for the grace period gets `Ready=Unknown`
-//! and the `node.kubernetes.io/unreachable` taint. Silence is measured on the monotonic clock from
-//! when the shard last saw the Lease change, never by comparing `renewTime` with the wall clock;
-//! the decision is destructive and time-based, so every one needs its own barrier (the cache
-//! must be current *now* for "not renewed" to be true).
+//! Node lifecycle: a Node whose Lease has not changed for the grace period gets its `Ready`
+//! (and pressure) conditions `Unknown`; its conditions are mirrored as `NoSchedule` taints; a
+//! Node not Ready is tainted `NoExecute` (`not-ready` or `unreachable`), at its zone's pace
+//! and not at all while every zone is dark; a Node Ready again loses them. Silence is measured
+//! on the monotonic clock from when the shard last saw the Lease change, never by comparing
+//! `renewTime` with the wall clock. Marking a Node and tainting it `NoExecute` are destructive
+//! and time-based, so every such decision needs its own barrier (the cache must be current
+//! *now* for "not renewed" to be true).
+
+mod evictions;
+mod health;
+mod taints;
+mod zones;
+
+pub use evictions::{Evictions, Grant, HELD_RETRY, SURVEY_PERIOD, TOKEN_HELD_AT_MOST, ZoneReport};
+pub use health::{SILENT_CONDITIONS, conditions_unknown};
+pub use taints::{
+    DISK_PRESSURE_TAINT, MEMORY_PRESSURE_TAINT, NETWORK_UNAVAILABLE_TAINT, NOT_READY_TAINT,
+    PID_PRESSURE_TAINT, UNSCHEDULABLE_TAINT, has_taint, no_schedule_wanted, taints_after,
+};
+pub use zones::{EXCLUDE_DISRUPTION_LABEL, EvictionRates, ZoneState, zone_key};
 
 use crate::action::{Action, Plan};
 use crate::cache::ShardCache;
@@ -12,9 +28,8 @@ use crate::object::Object;
 use crate::reconcile_error::ensure_well_formed;
 use crate::reconciler::{Context, ReconcileError, Reconciler};
 use crate::resource::Resource;
-use crate::views::nodes::{NodeView, ReadyStatus, UNREACHABLE_TAINT};
-use serde::Serialize;
-use serde_json::{Map, Value, json};
+use crate::views::nodes::{ConditionStatus, NodeView, UNREACHABLE_TAINT};
+use serde_json::json;
 use smallvec::SmallVec;
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,7 +37,8 @@ use std::time::Duration;
 /// kube-controller-manager's `--node-monitor-grace-period` default.
 pub const DEFAULT_GRACE_PERIOD: Duration = Duration::from_secs(40);
 
-/// The controller, with its grace period and the Nodes it manages.
+/// The controller, with its grace period, the Nodes it manages and its zones' pace. Its
+/// clones (one per shard) share the zones' buckets.
 #[derive(Clone, Debug)]
 pub struct NodeLifecycleController {
     /// How long a Lease may stay unchanged before its Node is marked.
@@ -30,6 +46,8 @@ pub struct NodeLifecycleController {
     /// Only Nodes whose labels it selects are marked (`--node-selector`, so a canary manages
     /// a labelled pool while the incumbent keeps the rest); empty selects every Node.
     pub node_selector: Arc<LabelSelector>,
+    /// The zones' states and `NoExecute` buckets.
+    pub evictions: Arc<Evictions>,
 }
 
 impl Default for NodeLifecycleController {
@@ -37,34 +55,9 @@ impl Default for NodeLifecycleController {
         Self {
             grace_period: DEFAULT_GRACE_PERIOD,
             node_selector: Arc::default(),
+            evictions: Arc::default(),
         }
     }
-}
-
-fn marked(node: &NodeView) -> bool {
-    node.ready == Some(ReadyStatus::Unknown) && node.unreachable
-}
-
-/// The `Ready=Unknown` condition node lifecycle writes.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct UnknownCondition<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    status: &'static str,
-    reason: &'static str,
-    message: &'static str,
-    last_heartbeat_time: &'a str,
-    last_transition_time: &'a str,
-}
-
-/// A taint node lifecycle adds.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct NewTaint<'a> {
-    key: &'static str,
-    effect: &'static str,
-    time_added: &'a str,
 }
 
 fn unbuildable(key: &ObjectKey, message: &str) -> ReconcileError {
@@ -75,89 +68,48 @@ fn unbuildable(key: &ObjectKey, message: &str) -> ReconcileError {
     }
 }
 
-fn to_value<T: Serialize>(key: &ObjectKey, value: &T) -> Result<Value, ReconcileError> {
-    serde_json::to_value(value).map_err(|e| unbuildable(key, &e.to_string()))
-}
-
-/// The Node with its `Ready` condition set to `Unknown`, for the status subresource. The
-/// decoded Node's shape was checked, but every step is matched again, so no shape panics.
-fn ready_unknown(node: &NodeView, stamp: &str) -> Result<Value, ReconcileError> {
-    let unknown = to_value(
-        &node.key,
-        &UnknownCondition {
-            kind: "Ready",
-            status: "Unknown",
-            reason: "NodeStatusUnknown",
-            message: "Kubelet stopped posting node status.",
-            last_heartbeat_time: stamp,
-            last_transition_time: stamp,
-        },
-    )?;
-    let mut body = (*node.raw).clone();
-    let Value::Object(object) = &mut body else {
-        return Err(unbuildable(
-            &node.key,
-            "the cached Node is not a JSON object",
-        ));
-    };
-    let status = object
-        .entry("status")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if status.is_null() {
-        *status = Value::Object(Map::new());
-    }
-    let Value::Object(status) = status else {
-        return Err(unbuildable(&node.key, "status is not an object"));
-    };
-    let conditions = status
-        .entry("conditions")
-        .or_insert_with(|| Value::Array(Vec::new()));
-    if conditions.is_null() {
-        *conditions = Value::Array(Vec::new());
-    }
-    let Value::Array(conditions) = conditions else {
-        return Err(unbuildable(&node.key, "status.conditions is not an array"));
-    };
-    let ready = conditions
-        .iter_mut()
-        .find(|c| c.get("type").and_then(Value::as_str) == Some("Ready"));
-    match ready {
-        Some(ready) => {
-            if ready.get("status").and_then(Value::as_str) != Some("Unknown") {
-                *ready = unknown;
+impl NodeLifecycleController {
+    /// The `NoExecute` taint `node` should carry (with whether adding it is a new decision),
+    /// or `Err(wait)` when its zone has no token for it yet.
+    fn no_execute(
+        &self,
+        node: &NodeView,
+        lease_silent: bool,
+        ctx: &Context,
+    ) -> Result<Option<(&'static str, bool)>, Duration> {
+        let zone = zone_key(&node.labels);
+        let name = node.key.name();
+        let (wanted, other) = match node.conditions.ready {
+            Some(ConditionStatus::False) => (NOT_READY_TAINT, UNREACHABLE_TAINT),
+            Some(ConditionStatus::Unknown) => (UNREACHABLE_TAINT, NOT_READY_TAINT),
+            Some(ConditionStatus::True) | None => {
+                self.evictions.not_wanted(&zone, name);
+                return Ok(None);
             }
+        };
+        if self.evictions.stopped() {
+            return Ok(None);
         }
-        None => conditions.push(unknown),
+        if has_taint(node, wanted, "NoExecute") {
+            self.evictions.tainted(&zone, name, ctx.now);
+            return Ok(Some((wanted, false)));
+        }
+        if has_taint(node, other, "NoExecute") {
+            // Already evicting: the other reason replaces it at once, as upstream swaps them.
+            return Ok(Some((wanted, true)));
+        }
+        if wanted == UNREACHABLE_TAINT && !lease_silent {
+            // `Unknown` with a Lease renewed since: the kubelet is back and about to post its
+            // status; evicting now would evict from a live Node.
+            self.evictions.not_wanted(&zone, name);
+            return Ok(None);
+        }
+        match self.evictions.take(&zone, name, ctx.now) {
+            Grant::Now => Ok(Some((wanted, true))),
+            Grant::After(wait) => Err(wait),
+            Grant::Stopped => Ok(None),
+        }
     }
-    Ok(body)
-}
-
-/// A merge patch adding the unreachable taints (NoSchedule and NoExecute) to those the Node has,
-/// which are kept as written.
-fn taint_patch(node: &NodeView, stamp: &str) -> Result<Value, ReconcileError> {
-    let mut taints: Vec<Value> = node
-        .raw
-        .get("spec")
-        .and_then(|s| s.get("taints"))
-        .and_then(Value::as_array)
-        .map(|ts| {
-            ts.iter()
-                .filter(|t| t.get("key").and_then(Value::as_str) != Some(UNREACHABLE_TAINT))
-                .cloned()
-                .collect()
-        })
-        .unwrap_or_default();
-    for effect in ["NoSchedule", "NoExecute"] {
-        taints.push(to_value(
-            &node.key,
-            &NewTaint {
-                key: UNREACHABLE_TAINT,
-                effect,
-                time_added: stamp,
-            },
-        )?);
-    }
-    Ok(json!({"spec": {"taints": taints}}))
 }
 
 impl Reconciler for NodeLifecycleController {
@@ -207,254 +159,91 @@ impl Reconciler for NodeLifecycleController {
         if let Some(lease) = cache.leases.get(&node.lease_key()) {
             ensure_well_formed(self.name(), lease)?;
         }
-        if marked(node) || node.terminating {
+        if node.terminating {
             return Ok(Plan::default());
         }
-        let Some(observed) = cache.lease_observed_at(&node.lease_key()) else {
-            // No Lease seen yet: nothing to measure from; look again after a grace period.
-            return Ok(Plan {
-                requeue_after: Some(self.grace_period),
-                ..Plan::default()
-            });
-        };
-        let silent = ctx.now.saturating_duration_since(observed);
-        if silent < self.grace_period {
-            return Ok(Plan {
-                requeue_after: Some(self.grace_period - silent + Duration::from_millis(10)),
-                ..Plan::default()
-            });
-        }
+        self.evictions.survey(ctx.now, || {
+            cache
+                .nodes
+                .iter()
+                .filter(|n| self.node_selector.matches(&n.labels))
+        });
+        // Silence counts from the Lease's last change seen, and from the end of a disruption
+        // of every zone at the latest (upstream then gives every Node a fresh grace period).
+        let heard_from = cache.lease_observed_at(&node.lease_key()).map(|seen| {
+            match self.evictions.resumed_at() {
+                Some(resumed) => seen.max(resumed),
+                None => seen,
+            }
+        });
+        let silent_for = heard_from.map(|at| ctx.now.saturating_duration_since(at));
+        let lease_silent = silent_for.is_some_and(|d| d >= self.grace_period);
+        let rests_on = vec![(Resource::Leases, node.lease_key())];
         let stamp = crate::time::format_rfc3339(ctx.unix_secs);
-        let mut plan = Plan {
-            destructive: true,
-            // "Not renewed" is a claim about the Lease: a live read on a lagging cache must see
-            // the Lease's version, not only the Node's, or a renewal the cache missed goes
-            // unnoticed.
-            rests_on: vec![(Resource::Leases, node.lease_key())],
-            ..Plan::default()
-        };
-        // Two steps of one decision: the shard sends the second only while the decision's
-        // proof holds (a taint sent long after the status, the kubelet back meanwhile, would
-        // evict Pods from a live Node); past that the key decides again.
-        if node.ready != Some(ReadyStatus::Unknown) {
-            plan.steps.push(vec![Action::UpdateStatus {
-                resource: Resource::Nodes,
-                key: key.clone(),
-                body: ready_unknown(node, &stamp)?,
-            }]);
+        if lease_silent && node.conditions.ready != Some(ConditionStatus::Unknown) {
+            // The taints follow once this write is seen, from the Node as written: a second
+            // write in this decision could not carry the Node's resourceVersion.
+            return Ok(Plan {
+                destructive: true,
+                // "Not renewed" is a claim about the Lease: a live read on a lagging cache must
+                // see the Lease's version, not only the Node's, or a renewal the cache missed
+                // goes unnoticed.
+                rests_on,
+                steps: vec![vec![Action::UpdateStatus {
+                    resource: Resource::Nodes,
+                    key: key.clone(),
+                    body: conditions_unknown(node, &stamp)?,
+                }]],
+                ..Plan::default()
+            });
         }
-        if !node.unreachable {
+        let mut plan = Plan::default();
+        let no_schedule = no_schedule_wanted(&node.conditions, node.unschedulable);
+        let no_execute = match self.no_execute(node, lease_silent, ctx) {
+            Ok(taint) => taint,
+            Err(wait) => {
+                plan.requeue_after = Some(wait);
+                // Keep the one it has until the token comes (none: it waits for one).
+                None
+            }
+        };
+        if let Some((_, true)) = no_execute {
+            plan.destructive = true;
+            plan.rests_on = rests_on;
+            // Seen tainted, the Node hands its zone's token on; its own write wakes nothing, so
+            // it looks again soon.
+            plan.requeue_after = Some(HELD_RETRY);
+        }
+        if let Some(taints) = taints_after(node, &no_schedule, no_execute.map(|(k, _)| k), &stamp) {
+            let mut patch = json!({"spec": {"taints": taints}});
+            if let Some(rv) = &node.resource_version {
+                // A taint another writer adds meanwhile is not overwritten: `409`, and the key
+                // decides again from the Node as it is.
+                patch["metadata"] = json!({"resourceVersion": rv.to_string()});
+            }
             plan.steps.push(vec![Action::Patch {
                 resource: Resource::Nodes,
                 key: key.clone(),
-                patch: taint_patch(node, &stamp)?,
+                patch,
             }]);
         }
+        let recheck = match (node.conditions.ready, silent_for) {
+            // Not Ready: looked at every survey period, for its zone's pace and for every zone
+            // going dark (its `NoExecute` taint then goes).
+            (Some(ConditionStatus::False | ConditionStatus::Unknown), _) => Some(SURVEY_PERIOD),
+            (_, Some(silent)) => {
+                Some(self.grace_period.saturating_sub(silent) + Duration::from_millis(10))
+            }
+            // No Lease seen yet: nothing to measure from; look again after a grace period.
+            (_, None) => Some(self.grace_period),
+        };
+        plan.requeue_after = match (plan.requeue_after, recheck) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         Ok(plan)
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::views::nodes::LeaseView;
-    use std::time::Instant;
-
-    fn node(name: &str, ready: &str, tainted: bool) -> NodeView {
-        let taints = if tainted {
-            json!([{"key": UNREACHABLE_TAINT, "effect": "NoExecute"}])
-        } else {
-            json!([{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}])
-        };
-        let value = json!({
-            "metadata": {"name": name, "uid": format!("uid-{name}"), "resourceVersion": "5"},
-            "spec": {"taints": taints},
-            "status": {"conditions": [{"type": "Ready", "status": ready}]},
-        });
-        NodeView::from_value(value).expect("node")
-    }
-
-    fn lease(name: &str, rv: u64) -> LeaseView {
-        let json = format!(
-            r#"{{"metadata":{{"name":"{name}","namespace":"kube-node-lease","uid":"l-{name}","resourceVersion":"{rv}"}},"spec":{{"holderIdentity":"{name}"}}}}"#
-        );
-        LeaseView::from_json(json.as_bytes()).expect("lease")
-    }
-
-    fn cache_with(node: NodeView, lease_seen: Option<Instant>) -> ShardCache {
-        let mut cache = ShardCache::default();
-        let lease = lease(node.key.name(), 7);
-        let lease_key = lease.key.clone();
-        cache.apply(Object::Node(node));
-        cache.apply(Object::Lease(lease));
-        if let Some(at) = lease_seen {
-            cache.observe_lease(&lease_key, at);
-        }
-        cache
-    }
-
-    fn ctx(now: Instant) -> Context {
-        Context {
-            now,
-            unix_secs: 1_800_000_000,
-        }
-    }
-
-    fn grace() -> NodeLifecycleController {
-        NodeLifecycleController {
-            grace_period: Duration::from_secs(40),
-            ..NodeLifecycleController::default()
-        }
-    }
-
-    #[test]
-    fn a_lease_seen_within_the_grace_period_leaves_the_node_alone_and_looks_again_when_it_ends() {
-        let t0 = Instant::now();
-        let cache = cache_with(node("n1", "True", false), Some(t0));
-        let plan = grace()
-            .reconcile(
-                &ObjectKey::new("", "n1"),
-                &cache,
-                &ctx(t0 + Duration::from_secs(30)),
-            )
-            .expect("plan");
-        assert!(plan.is_empty());
-        assert!(!plan.is_destructive());
-        let again = plan.requeue_after.expect("a recheck");
-        assert!(
-            again >= Duration::from_secs(10) && again < Duration::from_secs(11),
-            "{again:?}"
-        );
-    }
-
-    #[test]
-    fn a_silent_lease_marks_the_node_unknown_and_taints_it_keeping_other_taints() {
-        let t0 = Instant::now();
-        let cache = cache_with(node("n1", "True", false), Some(t0));
-        let plan = grace()
-            .reconcile(
-                &ObjectKey::new("", "n1"),
-                &cache,
-                &ctx(t0 + Duration::from_secs(40)),
-            )
-            .expect("plan");
-        assert!(plan.is_destructive(), "marking NotReady needs proof");
-        assert_eq!(
-            plan.rests_on,
-            vec![(Resource::Leases, ObjectKey::new("kube-node-lease", "n1"))],
-            "a live read checks the Lease it judges silent"
-        );
-        let Action::UpdateStatus { body, .. } = &plan.steps[0][0] else {
-            panic!("status first: {plan:?}");
-        };
-        assert_eq!(body["status"]["conditions"][0]["status"], "Unknown");
-        assert_eq!(
-            body["metadata"]["resourceVersion"], "5",
-            "optimistic concurrency"
-        );
-        let Action::Patch { patch, .. } = &plan.steps[1][0] else {
-            panic!("then the taint: {plan:?}");
-        };
-        let taints = patch["spec"]["taints"].as_array().expect("taints");
-        assert_eq!(taints.len(), 3, "{taints:?}");
-        assert!(taints.iter().any(|t| t["key"] == "dedicated"));
-    }
-
-    #[test]
-    fn a_silent_node_outside_the_node_selector_is_left_to_its_other_manager() {
-        let t0 = Instant::now();
-        let late = ctx(t0 + Duration::from_secs(60));
-        let key = ObjectKey::new("", "n1");
-        let canary_only = NodeLifecycleController {
-            node_selector: Arc::new(LabelSelector::parse("pool=canary").expect("selector")),
-            ..grace()
-        };
-        let unlabelled = cache_with(node("n1", "True", false), Some(t0));
-        let plan = canary_only
-            .reconcile(&key, &unlabelled, &late)
-            .expect("plan");
-        assert!(plan.is_empty() && plan.requeue_after.is_none(), "{plan:?}");
-
-        let mut labelled = node("n1", "True", false);
-        labelled.labels =
-            crate::labels::Labels::from_map([("pool".to_string(), "canary".to_string())].into());
-        let plan = canary_only
-            .reconcile(&key, &cache_with(labelled, Some(t0)), &late)
-            .expect("plan");
-        assert!(plan.is_destructive(), "the canary's own Node is marked");
-    }
-
-    #[test]
-    fn renew_time_on_the_wall_clock_is_never_the_measure() {
-        let t0 = Instant::now();
-        // The Lease says it was renewed in 1999, but the shard saw it change just now.
-        let cache = cache_with(node("n1", "True", false), Some(t0));
-        let plan = grace()
-            .reconcile(
-                &ObjectKey::new("", "n1"),
-                &cache,
-                &ctx(t0 + Duration::from_secs(1)),
-            )
-            .expect("plan");
-        assert!(plan.is_empty());
-    }
-
-    #[test]
-    fn a_node_whose_status_is_not_an_object_is_malformed_and_left_alone() {
-        let t0 = Instant::now();
-        let value = json!({
-            "metadata": {"name": "n1", "uid": "uid-n1", "resourceVersion": "5"},
-            "status": "not-an-object",
-        });
-        let cache = cache_with(NodeView::from_value(value).expect("identity"), Some(t0));
-        let result = grace().reconcile(
-            &ObjectKey::new("", "n1"),
-            &cache,
-            &ctx(t0 + Duration::from_secs(100)),
-        );
-        assert!(
-            matches!(
-                result,
-                Err(ReconcileError::Malformed {
-                    resource: Resource::Nodes,
-                    ..
-                })
-            ),
-            "{result:?}"
-        );
-    }
-
-    #[test]
-    fn a_node_without_status_or_conditions_gets_a_ready_unknown_condition() {
-        for value in [
-            json!({"metadata": {"name": "n1", "uid": "u", "resourceVersion": "5"}}),
-            json!({"metadata": {"name": "n1", "uid": "u", "resourceVersion": "5"}, "status": {}}),
-            json!({"metadata": {"name": "n1", "uid": "u", "resourceVersion": "5"}, "status": null}),
-            json!({"metadata": {"name": "n1", "uid": "u", "resourceVersion": "5"},
-                   "status": {"conditions": null}}),
-        ] {
-            let node = NodeView::from_value(value).expect("node");
-            let body = ready_unknown(&node, "2026-01-01T00:00:00Z").expect("body");
-            assert_eq!(body["status"]["conditions"][0]["status"], "Unknown");
-            let patch = taint_patch(&node, "2026-01-01T00:00:00Z").expect("patch");
-            assert_eq!(patch["spec"]["taints"].as_array().map(Vec::len), Some(2));
-        }
-    }
-
-    #[test]
-    fn a_marked_node_is_left_as_it_is_and_leases_route_to_their_node() {
-        let t0 = Instant::now();
-        let cache = cache_with(node("n1", "Unknown", true), Some(t0));
-        let plan = grace()
-            .reconcile(
-                &ObjectKey::new("", "n1"),
-                &cache,
-                &ctx(t0 + Duration::from_secs(100)),
-            )
-            .expect("plan");
-        assert!(plan.is_empty() && plan.requeue_after.is_none());
-        let mut keys = SmallVec::new();
-        grace().keys_for(&Object::Lease(lease("n1", 9)), &mut keys);
-        assert_eq!(keys.as_slice(), &[ObjectKey::new("", "n1")]);
-    }
-}
+mod tests;
