@@ -379,7 +379,7 @@ fn a_claim_event_reaches_its_set_by_reference_or_by_name() {
     for owned in [claim(1, json!([set_ref()])), claim(1, json!([pod_ref(1)]))] {
         let mut keys: SmallVec<[ObjectKey; 2]> = SmallVec::new();
         StatefulSetController.keys_for(&owned, &mut keys);
-        assert_eq!(keys.as_slice(), [key.clone()]);
+        assert_eq!(keys.as_slice(), std::slice::from_ref(&key));
     }
     let ownerless = claim(1, json!([]));
     let mut keys: SmallVec<[ObjectKey; 2]> = SmallVec::new();
