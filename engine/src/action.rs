@@ -91,6 +91,22 @@ impl Action {
         }
     }
 
+    /// Whether it creates an object that names a controller in its ownerReferences: only then
+    /// can its appearance in the cache be credited to an owner (upstream counts a create in
+    /// `ControllerExpectations` only for what the controller owns; a StatefulSet's claim under
+    /// a `Retain` policy belongs to nobody).
+    pub fn creates_controlled(&self) -> bool {
+        let Action::Create { body, .. } = self else {
+            return false;
+        };
+        body.pointer("/metadata/ownerReferences")
+            .and_then(serde_json::Value::as_array)
+            .is_some_and(|refs| {
+                refs.iter()
+                    .any(|r| r.get("controller") == Some(&serde_json::Value::Bool(true)))
+            })
+    }
+
     /// The verb, for logs and metrics.
     pub fn verb(&self) -> &'static str {
         match self {

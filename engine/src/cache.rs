@@ -137,7 +137,6 @@ impl ShardCache {
             Resource::StatefulSets => self.statefulsets.remove(key).map(Object::StatefulSet),
             Resource::Jobs => self.jobs.remove(key).map(Object::Job),
             Resource::DaemonSets => self.daemonsets.remove(key).map(Object::DaemonSet),
-            Resource::PersistentVolumeClaims => None,
             Resource::Leases => {
                 self.lease_observed.remove(key);
                 self.leases.remove(key).map(Object::Lease)
@@ -217,7 +216,6 @@ impl ShardCache {
                 },
                 Object::DaemonSet,
             ),
-            Resource::PersistentVolumeClaims => Vec::new(),
             Resource::Leases => {
                 let removed = swap(
                     &mut self.leases,
@@ -266,7 +264,6 @@ impl ShardCache {
             Resource::StatefulSets => self.statefulsets.get(key).map(|s| (&s.uid, !s.terminating)),
             Resource::Jobs => self.jobs.get(key).map(|j| (&j.uid, !j.terminating)),
             Resource::DaemonSets => self.daemonsets.get(key).map(|d| (&d.uid, !d.terminating)),
-            Resource::PersistentVolumeClaims => None,
             _ => self.custom(resource, key).map(|o| (&o.uid, !o.terminating)),
         }
     }
@@ -296,7 +293,6 @@ impl ShardCache {
             Resource::StatefulSets => self.statefulsets.get(key).and_then(|s| s.resource_version),
             Resource::Jobs => self.jobs.get(key).and_then(|j| j.resource_version),
             Resource::DaemonSets => self.daemonsets.get(key).and_then(|d| d.resource_version),
-            Resource::PersistentVolumeClaims => None,
             _ => self.custom(resource, key).and_then(|o| o.resource_version),
         }
     }
@@ -322,7 +318,6 @@ impl ShardCache {
             Resource::StatefulSets => self.statefulsets.iter().map(|s| s.key.clone()).collect(),
             Resource::Jobs => self.jobs.iter().map(|j| j.key.clone()).collect(),
             Resource::DaemonSets => self.daemonsets.iter().map(|d| d.key.clone()).collect(),
-            Resource::PersistentVolumeClaims => Vec::new(),
             _ => self.customs(resource).map(|o| o.key.clone()).collect(),
         }
     }
@@ -337,7 +332,6 @@ impl ShardCache {
             Resource::StatefulSets => self.statefulsets.len(),
             Resource::Jobs => self.jobs.len(),
             Resource::DaemonSets => self.daemonsets.len(),
-            Resource::PersistentVolumeClaims => 0,
             _ => self.custom.get(&resource).map_or(0, Store::len),
         }
     }

@@ -45,7 +45,7 @@ pub enum Object {
 impl Object {
     /// Decodes one object of `resource` from its JSON, as the informer reads list pages and
     /// watch events. The flag is true when it had to be read leniently (a Pod field of the
-    /// wrong type). Resources the engine writes but never caches are an error.
+    /// wrong type).
     pub fn decode(resource: Resource, bytes: &[u8]) -> Result<(Object, bool), DecodeError> {
         use crate::views::{daemonset, job, nodes, statefulset};
         let strict = |o: Object| (o, false);
@@ -64,9 +64,6 @@ impl Object {
             Resource::DaemonSets => {
                 daemonset::DaemonSetView::from_json(bytes).map(|d| strict(Object::DaemonSet(d)))
             }
-            Resource::PersistentVolumeClaims => Err(DecodeError::Malformed(format!(
-                "{resource} are written, never cached"
-            ))),
             _ => CustomObject::from_json(resource, bytes).map(|o| strict(Object::Custom(o))),
         }
     }

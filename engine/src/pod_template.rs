@@ -104,8 +104,10 @@ pub struct NewMeta<'a> {
     /// Finalizers.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub finalizers: Vec<&'static str>,
-    /// The controller reference.
-    pub owner_references: [ControllerRef<'a>; 1],
+    /// The ownerReferences: the controller's, or none (a StatefulSet's claim under a `Retain`
+    /// policy belongs to nobody).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub owner_references: Vec<ControllerRef<'a>>,
 }
 
 /// A new object: apiVersion, kind, metadata and the rest of its body.
@@ -183,7 +185,7 @@ mod tests {
                 labels: BTreeMap::new(),
                 annotations: None,
                 finalizers: Vec::new(),
-                owner_references: [ControllerRef::to(Resource::ReplicaSets, "web", "u1")],
+                owner_references: vec![ControllerRef::to(Resource::ReplicaSets, "web", "u1")],
             },
             body: SpecOnly { spec: &spec },
         };

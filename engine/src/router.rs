@@ -1,9 +1,11 @@
 //! Shard routing: a fixed-seed hash of the owner key, so a dependent lands with its controller;
-//! an orphan Pod goes to every shard, so it reaches whichever shard holds its future owner.
+//! an orphan Pod goes to every shard, so it reaches whichever shard holds its future owner; a
+//! PersistentVolumeClaim goes with its StatefulSet.
 
 use crate::key::ObjectKey;
-use crate::object::Object;
+use crate::object::{CustomObject, Object};
 use crate::resource::Resource;
+use crate::views::volume_claim::VolumeClaim;
 
 /// Which shard a key belongs to.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
@@ -103,6 +105,11 @@ impl ShardRouter {
         {
             return Route::Shard(self.shard_of(&node));
         }
+        if let Object::Custom(claim) = object
+            && claim.resource == Resource::PersistentVolumeClaims
+        {
+            return self.route_claim(claim);
+        }
         match object.controller_ref() {
             Some(owner) => Route::Shard(self.shard_of(&ObjectKey::new(
                 object.key().namespace_arc().clone(),
@@ -110,6 +117,24 @@ impl ShardRouter {
             ))),
             None if object.resource() == Resource::Pods && self.shards > 1 => Route::Every,
             None => Route::Shard(self.shard_of(object.key())),
+        }
+    }
+
+    /// A claim goes with its StatefulSet, which may not be its controller: a claim a scaled-down
+    /// Pod owns (`whenScaled: Delete`) goes with the Pod's set. One that names no set (the
+    /// default `Retain` policy leaves claims without owners) goes to every shard, as an orphan
+    /// Pod does: only its name tells its set, and not unambiguously (`data-my-db-0` may be
+    /// template `data` of set `my-db` or template `data-my` of set `db`).
+    fn route_claim(&self, claim: &CustomObject) -> Route {
+        let set = claim
+            .get::<VolumeClaim>()
+            .and_then(VolumeClaim::statefulset_name);
+        match set {
+            Some(set) => {
+                Route::Shard(self.shard_of(&ObjectKey::new(claim.key.namespace_arc().clone(), set)))
+            }
+            None if self.shards > 1 => Route::Every,
+            None => Route::Shard(self.shard_of(&claim.key)),
         }
     }
 }
@@ -153,6 +178,31 @@ mod tests {
             ShardRouter::new(1).route(&Object::Pod(orphan)),
             Route::Shard(ShardId(0))
         );
+    }
+
+    #[test]
+    fn a_claim_goes_with_its_statefulset_whether_the_set_or_its_pod_owns_it() {
+        let router = ShardRouter::new(8);
+        let set_shard = Route::Shard(router.shard_of(&ObjectKey::new("ns", "db")));
+        let claim = |refs: serde_json::Value| {
+            let body = serde_json::json!({"metadata": {"name": "data-db-3", "namespace": "ns",
+                "uid": "c1", "resourceVersion": "5", "ownerReferences": refs}});
+            let (object, _) = Object::decode(
+                Resource::PersistentVolumeClaims,
+                &serde_json::to_vec(&body).expect("json"),
+            )
+            .expect("a claim");
+            object
+        };
+        let by_set = claim(
+            serde_json::json!([{"apiVersion": "apps/v1", "kind": "StatefulSet",
+            "name": "db", "uid": "s1", "controller": true}]),
+        );
+        assert_eq!(router.route(&by_set), set_shard);
+        let by_pod = claim(serde_json::json!([{"apiVersion": "v1", "kind": "Pod",
+            "name": "db-3", "uid": "p1", "controller": true}]));
+        assert_eq!(router.route(&by_pod), set_shard);
+        assert_eq!(router.route(&claim(serde_json::json!([]))), Route::Every);
     }
 
     #[test]

@@ -271,7 +271,22 @@ fn check_plan(
                 resource: r,
                 ..
             } => {
-                prop_assert!(target == key || *r == Resource::Pods, "{target}");
+                prop_assert!(
+                    target == key
+                        || *r == Resource::Pods
+                        || (*r == Resource::PersistentVolumeClaims
+                            && names_a_claim_of(target.name(), key.name())),
+                    "{target}"
+                );
+            }
+            Action::Create {
+                resource: Resource::PersistentVolumeClaims,
+                body,
+                ..
+            } if body["metadata"].get("ownerReferences").is_none() => {
+                // A claim under a Retain policy belongs to nobody; its name says whose it is.
+                let name = body["metadata"]["name"].as_str().unwrap_or("");
+                prop_assert!(names_a_claim_of(name, key.name()), "{}", body);
             }
             Action::Create { body, .. } => {
                 let owner = &body["metadata"]["ownerReferences"][0]["uid"];
@@ -280,6 +295,15 @@ fn check_plan(
         }
     }
     Ok(())
+}
+
+/// Whether `claim` is named as a claim of the set `set`: `<template>-<set>-<ordinal>`.
+fn names_a_claim_of(claim: &str, set: &str) -> bool {
+    claim.rsplit_once('-').is_some_and(|(stem, ordinal)| {
+        !ordinal.is_empty()
+            && ordinal.bytes().all(|b| b.is_ascii_digit())
+            && stem.ends_with(&format!("-{set}"))
+    })
 }
 
 #[test]

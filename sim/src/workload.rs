@@ -63,6 +63,7 @@ impl Workload {
                 Resource::StatefulSets,
                 Resource::Pods,
                 Resource::ControllerRevisions,
+                Resource::PersistentVolumeClaims,
             ],
             Workload::DaemonSet => &[
                 Resource::DaemonSets,

@@ -65,7 +65,7 @@ fn pod_for(ds: &DaemonSetView, node: &str, revision: &str) -> Result<Action, Rec
             labels,
             annotations: Some(ds.template.annotations.clone()),
             finalizers: Vec::new(),
-            owner_references: [ControllerRef::to(
+            owner_references: vec![ControllerRef::to(
                 Resource::DaemonSets,
                 ds.key.name(),
                 ds.uid.as_str(),

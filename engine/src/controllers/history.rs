@@ -158,7 +158,7 @@ fn revision_object(
             labels,
             annotations: None,
             finalizers: Vec::new(),
-            owner_references: [ControllerRef::to(
+            owner_references: vec![ControllerRef::to(
                 owner.resource,
                 owner.key.name(),
                 owner.uid.as_str(),

@@ -128,7 +128,7 @@ fn pod_from_template(rs: &ReplicaSetView) -> Result<Value, ReconcileError> {
             labels: rs.template.labels.clone(),
             annotations: Some(rs.template.annotations.clone()),
             finalizers: Vec::new(),
-            owner_references: [ControllerRef::to(
+            owner_references: vec![ControllerRef::to(
                 Resource::ReplicaSets,
                 rs.key.name(),
                 rs.uid.as_str(),

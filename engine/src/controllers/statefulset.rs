@@ -2,19 +2,21 @@
 //! created in order (OrderedReady: the next only once its predecessor is Running and Ready) or
 //! all at once (Parallel); scale-down from the highest ordinal (one at a time under OrderedReady);
 //! the update revision found in the set's ControllerRevisions by the template it records, or
-//! written (see [`history`]); a rolling update with `partition` and `maxUnavailable`.
+//! written (see [`history`]); a rolling update with `partition` and `maxUnavailable`; the claims'
+//! ownerReferences kept to `persistentVolumeClaimRetentionPolicy` (see [`retention`]).
 
 use crate::action::{Action, Plan};
 use crate::cache::ShardCache;
 use crate::controllers::claimants;
 use crate::controllers::history::{self, Owner, UpdateRevision};
 use crate::key::ObjectKey;
-use crate::object::{Object, PodPhase, PodView};
+use crate::object::{CustomObject, Object, PodPhase, PodView};
 use crate::pod_template::{ControllerRef, NewMeta, NewObject, SpecOnly, to_body};
 use crate::reconcile_error::ensure_well_formed;
 use crate::reconciler::{Context, ReconcileError, Reconciler};
 use crate::resource::Resource;
-use crate::views::statefulset::{ClaimTemplate, StatefulSetStatus, StatefulSetView};
+use crate::views::statefulset::{StatefulSetStatus, StatefulSetView};
+use crate::views::volume_claim::VolumeClaim;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use smallvec::SmallVec;
@@ -47,46 +49,90 @@ pub fn revision_name(set: &StatefulSetView) -> String {
 /// upstream's `burstReplicas`: a set of two billion replicas costs a bounded plan.
 pub const BURST_REPLICAS: usize = 500;
 
-fn owner(set: &StatefulSetView) -> [ControllerRef<'_>; 1] {
-    [ControllerRef::to(
+fn owner(set: &StatefulSetView) -> Vec<ControllerRef<'_>> {
+    vec![ControllerRef::to(
         Resource::StatefulSets,
         set.key.name(),
         set.uid.as_str(),
     )]
 }
 
-fn claim_name(template: &ClaimTemplate, set: &StatefulSetView, ordinal: usize) -> String {
-    format!("{}-{}-{ordinal}", template.name, set.key.name())
+/// The claims of `ordinal`'s Pod, about to be created: those missing from the cache created by
+/// name (one the cache has not seen yet answers AlreadyExists, which is success) with the
+/// references the retention policy gives a wanted Pod's claim, those cached brought to the
+/// policy. `None` when a claim stands in the way of the Pod ([`retention::blocked`]).
+fn claims(
+    set: &StatefulSetView,
+    ordinal: usize,
+    cache: &ShardCache,
+) -> Result<Option<Vec<Action>>, ReconcileError> {
+    if retention::blocked(cache, set, ordinal) {
+        return Ok(None);
+    }
+    let pod_name = format!("{}-{ordinal}", set.key.name());
+    let mut actions = retention::bring_to_policy(
+        cache,
+        set,
+        ordinal,
+        PodRef {
+            name: &pod_name,
+            uid: "",
+        },
+    );
+    for template in set.claim_templates.iter() {
+        if retention::cached_claim(cache, set, template, ordinal).is_some() {
+            continue;
+        }
+        let mut labels = set.selector.match_labels.clone();
+        labels.extend(template.labels.clone());
+        let body = NewObject {
+            api_version: "v1",
+            kind: "PersistentVolumeClaim",
+            metadata: NewMeta {
+                name: Some(claim_name(template, set, ordinal)),
+                generate_name: None,
+                namespace: set.key.namespace(),
+                labels,
+                annotations: None,
+                finalizers: Vec::new(),
+                owner_references: if retention::owned_by_set_at_creation(set) {
+                    owner(set)
+                } else {
+                    Vec::new()
+                },
+            },
+            body: SpecOnly {
+                spec: &template.spec,
+            },
+        };
+        actions.push(Action::Create {
+            resource: Resource::PersistentVolumeClaims,
+            namespace: set.key.namespace_arc().clone(),
+            body: to_body("statefulset", &set.key, &body)?,
+        });
+    }
+    Ok(Some(actions))
 }
 
-/// The claims of `ordinal`, from the claim templates (created by name; one that exists is kept).
-fn claims(set: &StatefulSetView, ordinal: usize) -> Result<Vec<Action>, ReconcileError> {
-    set.claim_templates
-        .iter()
-        .map(|template| {
-            let mut labels = set.selector.match_labels.clone();
-            labels.extend(template.labels.clone());
-            let body = NewObject {
-                api_version: "v1",
-                kind: "PersistentVolumeClaim",
-                metadata: NewMeta {
-                    name: Some(claim_name(template, set, ordinal)),
-                    generate_name: None,
-                    namespace: set.key.namespace(),
-                    labels,
-                    annotations: None,
-                    finalizers: Vec::new(),
-                    owner_references: owner(set),
+/// The patches that bring the claims of the live `pods` to the retention policy, in ordinal
+/// order.
+fn claim_fixes<'a>(
+    set: &StatefulSetView,
+    cache: &ShardCache,
+    pods: impl IntoIterator<Item = &'a PodView>,
+) -> Vec<Action> {
+    pods.into_iter()
+        .filter_map(|pod| Some((set.ordinal_of(pod.key.name())?, pod)))
+        .flat_map(|(ordinal, pod)| {
+            retention::bring_to_policy(
+                cache,
+                set,
+                ordinal,
+                PodRef {
+                    name: pod.key.name(),
+                    uid: pod.uid.as_str(),
                 },
-                body: SpecOnly {
-                    spec: &template.spec,
-                },
-            };
-            Ok(Action::Create {
-                resource: Resource::PersistentVolumeClaims,
-                namespace: set.key.namespace_arc().clone(),
-                body: to_body("statefulset", &set.key, &body)?,
-            })
+            )
         })
         .collect()
 }
@@ -205,6 +251,7 @@ impl Reconciler for StatefulSetController {
             Resource::StatefulSets,
             Resource::Pods,
             Resource::ControllerRevisions,
+            Resource::PersistentVolumeClaims,
         ]
     }
 
@@ -215,6 +262,13 @@ impl Reconciler for StatefulSetController {
             Object::Custom(revision) if revision.resource == Resource::ControllerRevisions => {
                 keys.extend(revision.owner_key("StatefulSet"))
             }
+            Object::Custom(claim) if claim.resource == Resource::PersistentVolumeClaims => keys
+                .extend(
+                    claim
+                        .get::<VolumeClaim>()
+                        .and_then(VolumeClaim::statefulset_name)
+                        .map(|set| ObjectKey::new(claim.key.namespace_arc().clone(), set)),
+                ),
             Object::ReplicaSet(_)
             | Object::Node(_)
             | Object::Lease(_)
@@ -226,6 +280,15 @@ impl Reconciler for StatefulSetController {
 
     fn keys_for_cache(&self, object: &Object, cache: &ShardCache, keys: &mut Vec<ObjectKey>) {
         claimants::owners_of(self.primary(), object, cache, keys);
+        if let Object::Custom(claim) = object
+            && claim.resource == Resource::PersistentVolumeClaims
+            && claim
+                .get::<VolumeClaim>()
+                .and_then(VolumeClaim::statefulset_name)
+                .is_none()
+        {
+            sets_named_by_claim(claim, cache, keys);
+        }
     }
 
     fn reconcile(
@@ -302,10 +365,10 @@ impl Reconciler for StatefulSetController {
         }
         if !set.terminating {
             let replicas_settled = if set.parallel {
-                burst_replicas(set, &pods, &condemned, revisions, &mut plan)?;
+                burst_replicas(set, cache, &pods, &condemned, revisions, &mut plan)?;
                 true
             } else {
-                ordered_replicas(set, &pods, &condemned, revisions, &mut plan)?
+                ordered_replicas(set, cache, &pods, &condemned, revisions, &mut plan)?
             };
             if replicas_settled {
                 let doomed = rolling_update(set, &pods, &update_revision, ctx.unix_secs);
@@ -382,12 +445,17 @@ fn finished(pod: &PodView) -> bool {
 }
 
 /// A missing `ordinal`'s claims and Pod, at the revision upstream picks: the current revision
-/// below the partition of a rolling update, the update revision otherwise.
+/// below the partition of a rolling update, the update revision otherwise. `None` while a claim
+/// stands in the Pod's way.
 fn replacement(
     set: &StatefulSetView,
+    cache: &ShardCache,
     ordinal: usize,
     revisions: Revisions<'_>,
-) -> Result<(Vec<Action>, Action), ReconcileError> {
+) -> Result<Option<(Vec<Action>, Action)>, ReconcileError> {
+    let Some(claims) = claims(set, ordinal, cache)? else {
+        return Ok(None);
+    };
     let below_partition = set
         .partition()
         .is_some_and(|partition| ordinal < set.wanted().start + partition);
@@ -409,43 +477,57 @@ fn replacement(
             revisions.current,
             Template::recorded(template),
         )?;
-        return Ok((claims(set, ordinal)?, pod));
+        return Ok(Some((claims, pod)));
     }
-    Ok((
-        claims(set, ordinal)?,
+    Ok(Some((
+        claims,
         pod_for(set, ordinal, revisions.update, Template::of_set(set))?,
-    ))
+    )))
 }
 
 /// `OrderedReady`: the first wanted ordinal that is missing is created (and nothing after it),
-/// a finished Pod is deleted to be created again, an unhealthy one blocks; then the highest
-/// condemned ordinal goes, one at a time. True when every wanted Pod is healthy and nothing is
-/// condemned: a rolling update may go on.
+/// a finished Pod is deleted to be created again, an unhealthy one blocks; the claims of the
+/// healthy ones before it are brought to the retention policy first, as upstream's per-Pod
+/// loop does. Then every condemned Pod's claims are brought to the policy (a Pod that
+/// `whenScaled: Delete` condemns must own its claims before it goes, so the garbage collector
+/// takes them with it), and the highest condemned ordinal goes, one at a time. True when every
+/// wanted Pod is healthy and nothing is condemned: a rolling update may go on.
 fn ordered_replicas<'a>(
     set: &StatefulSetView,
+    cache: &ShardCache,
     pods: &BTreeMap<usize, &'a PodView>,
     condemned: &[&'a PodView],
     revisions: Revisions<'_>,
     plan: &mut Plan,
 ) -> Result<bool, ReconcileError> {
+    let mut healthy: Vec<&PodView> = Vec::new();
     for ordinal in set.wanted() {
         match pods.get(&ordinal) {
             None => {
-                let (claims, pod) = replacement(set, ordinal, revisions)?;
-                plan.steps.push(claims);
-                plan.steps.push(vec![pod]);
+                plan.steps.push(claim_fixes(set, cache, healthy));
+                if let Some((claims, pod)) = replacement(set, cache, ordinal, revisions)? {
+                    plan.steps.push(claims);
+                    plan.steps.push(vec![pod]);
+                }
                 return Ok(false);
             }
             Some(pod) if finished(pod) => {
+                plan.steps.push(claim_fixes(set, cache, healthy));
                 if !pod.terminating {
                     plan.steps.push(vec![delete(pod)]);
                 }
                 return Ok(false);
             }
-            Some(pod) if !running_and_ready(pod) => return Ok(false),
-            Some(_) => {}
+            Some(pod) if !running_and_ready(pod) => {
+                plan.steps.push(claim_fixes(set, cache, healthy));
+                return Ok(false);
+            }
+            Some(pod) => healthy.push(pod),
         }
     }
+    plan.steps.push(claim_fixes(set, cache, healthy));
+    plan.steps
+        .push(claim_fixes(set, cache, condemned.iter().copied()));
     if condemned.iter().any(|p| p.terminating) {
         return Ok(false);
     }
@@ -462,10 +544,13 @@ fn ordered_replicas<'a>(
     }
 }
 
-/// `Parallel`: every missing wanted ordinal at once (up to [`BURST_REPLICAS`]), finished Pods
-/// deleted, every condemned Pod deleted, highest first.
+/// `Parallel`: every missing wanted ordinal at once (up to [`BURST_REPLICAS`]; one whose claim
+/// stands in its way waits, the others go), finished Pods deleted, the other live Pods' claims
+/// brought to the retention policy, then every condemned Pod's, and every condemned Pod
+/// deleted, highest first.
 fn burst_replicas<'a>(
     set: &StatefulSetView,
+    cache: &ShardCache,
     pods: &BTreeMap<usize, &'a PodView>,
     condemned: &[&'a PodView],
     revisions: Revisions<'_>,
@@ -479,19 +564,27 @@ fn burst_replicas<'a>(
     let mut claim_step = Vec::new();
     let mut creates = Vec::new();
     for &i in &missing {
-        let (claims, pod) = replacement(set, i, revisions)?;
-        claim_step.extend(claims);
-        creates.push(pod);
+        if let Some((claims, pod)) = replacement(set, cache, i, revisions)? {
+            claim_step.extend(claims);
+            creates.push(pod);
+        }
     }
     plan.steps.push(claim_step);
     plan.steps.push(creates);
-    let finished_pods: Vec<Action> = set
+    let (finished_pods, live): (Vec<&PodView>, Vec<&PodView>) = set
         .wanted()
-        .filter_map(|i| pods.get(&i))
-        .filter(|p| finished(p) && !p.terminating)
-        .map(|p| delete(p))
-        .collect();
-    plan.steps.push(finished_pods);
+        .filter_map(|i| pods.get(&i).copied())
+        .partition(|p| finished(p));
+    plan.steps.push(
+        finished_pods
+            .into_iter()
+            .filter(|p| !p.terminating)
+            .map(delete)
+            .collect(),
+    );
+    plan.steps.push(claim_fixes(set, cache, live));
+    plan.steps
+        .push(claim_fixes(set, cache, condemned.iter().copied()));
     let mut doomed: Vec<&PodView> = condemned
         .iter()
         .copied()
@@ -571,8 +664,31 @@ fn status_of(
     status
 }
 
+/// Every cached set that `claim` is named for (`<template>-<set>-<ordinal>`, one of the set's
+/// claim templates): a claim without a reference to its set names it only this way, and not
+/// unambiguously (`data-my-db-0` is template `data` of `my-db` or template `data-my` of `db`).
+fn sets_named_by_claim(claim: &CustomObject, cache: &ShardCache, keys: &mut Vec<ObjectKey>) {
+    let Some((stem, ordinal)) = claim.key.name().rsplit_once('-') else {
+        return;
+    };
+    if ordinal.is_empty() || !ordinal.bytes().all(|b| b.is_ascii_digit()) {
+        return;
+    }
+    for (dash, _) in stem.match_indices('-') {
+        let (template, set) = (&stem[..dash], &stem[dash + 1..]);
+        let key = ObjectKey::new(claim.key.namespace_arc().clone(), set);
+        if let Some(found) = cache.statefulsets.get(&key)
+            && found.claim_templates.iter().any(|t| t.name == template)
+        {
+            keys.push(key);
+        }
+    }
+}
+
+mod retention;
 mod template;
 
+use retention::{PodRef, claim_name};
 use template::Template;
 
 #[cfg(test)]

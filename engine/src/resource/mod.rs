@@ -48,7 +48,8 @@ impl Resource {
     pub const Leases: Resource = Resource(3);
     /// apps/v1 StatefulSets.
     pub const StatefulSets: Resource = Resource(4);
-    /// core/v1 PersistentVolumeClaims (written from claim templates, not cached).
+    /// core/v1 PersistentVolumeClaims (written from claim templates; cached with their owners'
+    /// references, for a StatefulSet's retention policy).
     pub const PersistentVolumeClaims: Resource = Resource(5);
     /// apps/v1 ControllerRevisions (cached with their owners, to find a template's revision).
     pub const ControllerRevisions: Resource = Resource(6);
@@ -145,12 +146,16 @@ impl Resource {
     }
 
     /// How objects are projected when they are cached as [`crate::views::custom::CustomObject`]s:
-    /// a registered resource's, and ControllerRevisions' ([`crate::views::revision::Revision`]);
-    /// `None` for the other built-ins, which have hand-written projections.
+    /// a registered resource's, ControllerRevisions' ([`crate::views::revision::Revision`]) and
+    /// PersistentVolumeClaims' ([`crate::views::volume_claim::VolumeClaim`]); `None` for the
+    /// other built-ins, which have hand-written projections.
     pub fn projection(self) -> Option<Projection> {
         match self {
             Resource::ControllerRevisions => {
                 Some(Projection::of::<crate::views::revision::Revision>())
+            }
+            Resource::PersistentVolumeClaims => {
+                Some(Projection::of::<crate::views::volume_claim::VolumeClaim>())
             }
             r if r.is_built_in() => None,
             r => Some(registry::entry(r.index()).projection),

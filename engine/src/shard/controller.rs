@@ -82,6 +82,8 @@ pub(super) struct PendingWrite {
     pub(super) resource: Resource,
     pub(super) deleted: Option<(ObjectKey, Uid)>,
     pub(super) creates: bool,
+    /// It is a create the key's expectations count (see `Controller::counted_by`).
+    pub(super) counted_create: bool,
 }
 
 /// The writes a shard has sent and not had answered, and the sequence that numbers them.
@@ -146,6 +148,16 @@ impl Controller {
         }
     }
 
+    /// Whether the key's expectations count `action`: a create or delete of a dependent the
+    /// controller reads, and for a create, one that names a controller, since only an owner
+    /// reference credits its appearance to the key.
+    fn counted_by(reconciler: &dyn Reconciler, action: &Action) -> bool {
+        let resource = action.resource();
+        resource != reconciler.primary()
+            && reconciler.reads().contains(&resource)
+            && (!matches!(action, Action::Create { .. }) || action.creates_controlled())
+    }
+
     /// Records `plan`, decided for `key` on `cache`, and sends its first step.
     pub(super) fn start_plan(
         &mut self,
@@ -170,8 +182,8 @@ impl Controller {
         }
         let steps: VecDeque<Vec<Action>> = steps.into_iter().filter(|s| !s.is_empty()).collect();
         let primary = self.reconciler.primary();
-        let reads = self.reconciler.reads();
-        let counted = |a: &Action| a.resource() != primary && reads.contains(&a.resource());
+        let reconciler = &*self.reconciler;
+        let counted = |a: &Action| Self::counted_by(reconciler, a);
         let creates = steps
             .iter()
             .flatten()
@@ -262,7 +274,9 @@ impl Controller {
         plan.outstanding = step.len();
         plan.unsent_creates -= step
             .iter()
-            .filter(|a| matches!(a, Action::Create { .. }))
+            .filter(|a| {
+                matches!(a, Action::Create { .. }) && Self::counted_by(&*self.reconciler, a)
+            })
             .count() as i64;
         for action in step {
             let id = WriteId(writes.next_seq());
@@ -278,6 +292,8 @@ impl Controller {
                     resource: action.resource(),
                     deleted,
                     creates: matches!(action, Action::Create { .. }),
+                    counted_create: matches!(action, Action::Create { .. })
+                        && Self::counted_by(&*self.reconciler, &action),
                 },
             );
             outbox.push(Output::Write(WriteRequest {

@@ -147,7 +147,7 @@ impl Shard {
                     plan.failed = true;
                     // Upstream lowers the expectation of a write that failed: it will never
                     // be observed.
-                    if pending.creates {
+                    if pending.counted_create {
                         c.expectations.creation_observed(&pending.owner);
                     } else if let Some((_, uid)) = &pending.deleted {
                         c.expectations.deletion_observed(&pending.owner, uid);

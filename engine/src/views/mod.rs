@@ -15,3 +15,4 @@ pub mod replicaset;
 pub mod revision;
 pub mod statefulset;
 pub mod success_policy;
+pub mod volume_claim;

@@ -46,6 +46,26 @@ pub struct ClaimTemplate {
     pub spec: Map<String, Value>,
 }
 
+/// What happens to a claim made from `volumeClaimTemplates` at one of two moments.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum Retention {
+    /// `Retain` (the default): the claim outlives the Pod and the set.
+    #[default]
+    Retain,
+    /// `Delete`: the claim goes with them, through the garbage collector (it is owned).
+    Delete,
+}
+
+/// `spec.persistentVolumeClaimRetentionPolicy`: which ownerReferences the set's claims carry,
+/// so the garbage collector deletes them with the set, with a scaled-down Pod, both or neither.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClaimRetentionPolicy {
+    /// `whenDeleted`: the claims of a deleted set (owned by the set when `Delete`).
+    pub when_deleted: Retention,
+    /// `whenScaled`: the claims of a Pod removed by scale-down (owned by that Pod when `Delete`).
+    pub when_scaled: Retention,
+}
+
 /// `spec.updateStrategy`: how Pods not at the update revision are replaced.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum UpdateStrategy {
@@ -90,6 +110,8 @@ pub struct StatefulSetView {
     pub claim_templates: Arc<[ClaimTemplate]>,
     /// spec.updateStrategy.
     pub update_strategy: UpdateStrategy,
+    /// spec.persistentVolumeClaimRetentionPolicy (`Retain` for both when absent).
+    pub claim_retention: ClaimRetentionPolicy,
     /// spec.minReadySeconds: how long a Pod must have been ready to count as available.
     pub min_ready_seconds: i32,
     /// spec.revisionHistoryLimit: old ControllerRevisions kept (10 when absent).
@@ -177,6 +199,15 @@ impl StatefulSetView {
                 max_unavailable,
             }
         };
+        let mut retention =
+            |name: &str| match spec.get(&mut c, name).one_of(&mut c, &["Retain", "Delete"]) {
+                Some("Delete") => Retention::Delete,
+                _ => Retention::Retain,
+            };
+        let claim_retention = ClaimRetentionPolicy {
+            when_deleted: retention("persistentVolumeClaimRetentionPolicy.whenDeleted"),
+            when_scaled: retention("persistentVolumeClaimRetentionPolicy.whenScaled"),
+        };
         let min_ready_seconds = spec
             .get(&mut c, "minReadySeconds")
             .int32(&mut c, 0)
@@ -214,6 +245,7 @@ impl StatefulSetView {
             template: Arc::new(template),
             claim_templates: claim_templates.into(),
             update_strategy,
+            claim_retention,
             min_ready_seconds,
             revision_history_limit,
             terminating: meta.terminating,
@@ -333,6 +365,22 @@ mod tests {
     }
 
     #[test]
+    fn the_claim_retention_policy_is_retain_unless_it_says_delete() {
+        assert_eq!(
+            set(json!({})).claim_retention,
+            ClaimRetentionPolicy::default()
+        );
+        let both = set(json!({"persistentVolumeClaimRetentionPolicy":
+            {"whenDeleted": "Delete", "whenScaled": "Delete"}}));
+        assert_eq!(both.claim_retention.when_deleted, Retention::Delete);
+        assert_eq!(both.claim_retention.when_scaled, Retention::Delete);
+        let scaled = set(json!({"persistentVolumeClaimRetentionPolicy": {"whenScaled": "Delete"}}));
+        assert_eq!(scaled.claim_retention.when_deleted, Retention::Retain);
+        assert_eq!(scaled.claim_retention.when_scaled, Retention::Delete);
+        assert!(scaled.malformed.is_none());
+    }
+
+    #[test]
     fn policies_strategies_and_claim_templates_of_the_wrong_shape_are_malformed() {
         for (spec, path) in [
             (
@@ -349,6 +397,18 @@ mod tests {
                 "spec.volumeClaimTemplates[0].metadata.name",
             ),
             (json!({"replicas": 2.5}), "spec.replicas"),
+            (
+                json!({"persistentVolumeClaimRetentionPolicy": {"whenScaled": "Remove"}}),
+                "spec.persistentVolumeClaimRetentionPolicy.whenScaled",
+            ),
+            (
+                json!({"persistentVolumeClaimRetentionPolicy": {"whenDeleted": true}}),
+                "spec.persistentVolumeClaimRetentionPolicy.whenDeleted",
+            ),
+            (
+                json!({"persistentVolumeClaimRetentionPolicy": "Delete"}),
+                "spec.persistentVolumeClaimRetentionPolicy",
+            ),
         ] {
             let s = set(spec);
             let m = s.malformed.expect(path);

@@ -2,6 +2,7 @@
 //! against the state when its request arrived (see [`Oracle`]).
 
 pub mod adoption;
+pub mod claim_retention;
 pub mod daemonset;
 pub mod in_flight;
 pub mod job;

@@ -50,6 +50,7 @@ mod tests {
             "/apis/apps/v1/statefulsets",
             "/apis/apps/v1/daemonsets",
             "/apis/apps/v1/controllerrevisions",
+            "/api/v1/persistentvolumeclaims",
             "/apis/batch/v1/jobs",
         ] {
             requests.push((Method::GET, collection, Some("limit=500")));
@@ -90,6 +91,11 @@ mod tests {
             (
                 Method::POST,
                 "/api/v1/namespaces/default/persistentvolumeclaims",
+                None,
+            ),
+            (
+                Method::PATCH,
+                "/api/v1/namespaces/default/persistentvolumeclaims/data-db-0",
                 None,
             ),
             (

@@ -106,6 +106,20 @@ pub struct Workload {
     /// below 0).
     #[serde(default)]
     pub jitter: i32,
+    /// StatefulSets only: `spec.persistentVolumeClaimRetentionPolicy` of set `i` is entry
+    /// `i % len` (the API default, Retain for both, when empty).
+    #[serde(default)]
+    pub claim_retention: Vec<ClaimRetention>,
+}
+
+/// A StatefulSet's `persistentVolumeClaimRetentionPolicy`, as written (`Retain` or `Delete`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClaimRetention {
+    /// `whenScaled`.
+    pub when_scaled: String,
+    /// `whenDeleted`.
+    pub when_deleted: String,
 }
 
 /// The kind of set a workload scales.

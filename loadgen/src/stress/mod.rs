@@ -391,6 +391,19 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
             managers_started + (quiet_seconds * 1e6) as u64,
         ));
     }
+    if scenario.workload.kind == WorkloadKind::Statefulset {
+        violations.extend(
+            crate::oracle::claim_retention::claims_out_of_policy_in(server.store())
+                .into_iter()
+                .filter(|c| c.namespace == namespace)
+                .map(|c| ReportedViolation {
+                    invariant: "statefulset-claims-match-retention-policy".into(),
+                    object: format!("{}/{}", c.namespace, c.set),
+                    revision: server.current_revision(),
+                    detail: c.detail,
+                }),
+        );
+    }
     let bound = Duration::from_secs_f64(scenario.invariants.convergence_bound_seconds.max(0.0));
     if convergence.is_none() {
         let revision = server.current_revision();

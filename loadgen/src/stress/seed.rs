@@ -21,7 +21,12 @@ pub fn seed_workload(
         let manifest = match w.kind {
             WorkloadKind::Replicaset => replicaset_manifest(namespace, &name, initial),
             WorkloadKind::Statefulset => {
-                statefulset_manifest(namespace, &name, initial, w.parallel)
+                let mut set = statefulset_manifest(namespace, &name, initial, w.parallel);
+                if let Some(policy) = w.claim_retention.get(i % w.claim_retention.len().max(1)) {
+                    set["spec"]["persistentVolumeClaimRetentionPolicy"] = serde_json::json!({
+                        "whenScaled": policy.when_scaled, "whenDeleted": policy.when_deleted});
+                }
+                set
             }
             WorkloadKind::Daemonset => {
                 let mut ds = daemonset_manifest_on(namespace, &name, w.node_label.as_deref());

@@ -55,7 +55,7 @@ pub(super) fn pod_for(
             labels,
             annotations: Some(annotations),
             finalizers: vec![JOB_TRACKING_FINALIZER],
-            owner_references: [ControllerRef::to(
+            owner_references: vec![ControllerRef::to(
                 Resource::Jobs,
                 job.key.name(),
                 job.uid.as_str(),
