@@ -17,6 +17,10 @@ pub struct Takeover {
     /// ReplicaSets of 3 (`kcm-rs-N`) that nothing changes.
     #[serde(default)]
     pub replicasets: usize,
+    /// Jobs of 2 Pods at once and 2 completions (`kcm-job-N`), their Pods running with the
+    /// tracking finalizer, that nothing changes.
+    #[serde(default)]
+    pub jobs: usize,
     /// From the managers' start, no Pod or ControllerRevision of any set may be written for this
     /// long (the workload's first event comes after it); the bystanders never.
     pub quiet_seconds: f64,

@@ -1,7 +1,8 @@
 //! A workload seeded as kube-controller-manager leaves it settled, for takeover scenarios:
 //! StatefulSets and DaemonSets with the ControllerRevisions KCM writes (named by a hash that is
 //! KCM's, not Tidemark's, recording the template with `$patch: replace` in Go's key order), Pods
-//! labelled with them, ReplicaSets with `pod-template-hash` Pods, and each set's status as KCM
+//! labelled with them, ReplicaSets with `pod-template-hash` Pods, Jobs whose Pods carry the
+//! labels the API server defaults and the tracking finalizer, and each one's status as KCM
 //! reports it once settled. A controller manager that takes over must find all of it current.
 
 use serde_json::{Value, json};
@@ -14,7 +15,12 @@ use crate::scenario::WorkloadKind;
 use crate::scenario::takeover::Takeover;
 use crate::store::Verb;
 use crate::stress::report::ReportedViolation;
-use crate::workload::{daemonset_manifest, replicaset_manifest, statefulset_manifest};
+use crate::workload::{
+    daemonset_manifest, job_manifest, replicaset_manifest, statefulset_manifest,
+};
+
+/// The finalizer KCM's Job controller puts on every Pod it creates.
+const JOB_TRACKING_FINALIZER: &str = "batch.kubernetes.io/job-tracking";
 
 /// The sets seeded: the workload's and the bystanders', by kind and name.
 #[derive(Debug, Clone, Default)]
@@ -253,6 +259,39 @@ async fn replicasets(
     Ok(())
 }
 
+/// Jobs as KCM leaves them running: the selector and template labels the API server defaulted
+/// (`batch.kubernetes.io/controller-uid`, `job-name`), `parallelism` Pods at once each with the
+/// tracking finalizer and a controller reference, and the status KCM writes once they run.
+async fn jobs(server: &ApiServer, namespace: &str, names: &[String]) -> Result<(), ApiError> {
+    const PODS: i32 = 2;
+    let mut created = Vec::new();
+    for name in names {
+        let job = server.create(
+            Resource::Jobs,
+            namespace,
+            job_manifest(namespace, name, PODS, PODS, false),
+        )?;
+        for i in 0..PODS {
+            let pod_name = format!("{name}-{}", kcm_hash(&format!("{name}/{i}")));
+            let mut p = pod(&job, &pod_name, json!({}));
+            p["metadata"]["finalizers"] = json!([JOB_TRACKING_FINALIZER]);
+            server.create(Resource::Pods, namespace, p)?;
+            created.push(pod_name);
+        }
+    }
+    ready(server, namespace, &created).await;
+    for name in names {
+        server.update_with(Resource::Jobs, namespace, name, |j| {
+            j["status"] = json!({
+                "active": PODS, "ready": PODS, "terminating": 0, "succeeded": 0, "failed": 0,
+                "startTime": j["metadata"]["creationTimestamp"],
+                "uncountedTerminatedPods": {},
+            });
+        })?;
+    }
+    Ok(())
+}
+
 /// Seeds the workload's sets (`kind`, `count` of `replicas`) and the bystanders of `takeover`,
 /// all as KCM leaves them.
 pub async fn seed(
@@ -267,10 +306,11 @@ pub async fn seed(
         (0..n).map(|i| format!("{prefix}-{i}")).collect()
     };
     let workload: Vec<String> = (0..count).map(|i| kind.name(i)).collect();
-    let (sts, ds, rs) = (
+    let (sts, ds, rs, jb) = (
         names("kcm-sts", takeover.statefulsets),
         names("kcm-ds", takeover.daemonsets),
         names("kcm-rs", takeover.replicasets),
+        names("kcm-job", takeover.jobs),
     );
     match kind {
         WorkloadKind::Statefulset => statefulsets(server, namespace, &workload, replicas).await?,
@@ -285,9 +325,10 @@ pub async fn seed(
     statefulsets(server, namespace, &sts, 3).await?;
     daemonsets(server, namespace, &ds).await?;
     replicasets(server, namespace, &rs, 3).await?;
+    jobs(server, namespace, &jb).await?;
     Ok(Seeded {
         workload,
-        bystanders: [sts, ds, rs].concat(),
+        bystanders: [sts, ds, rs, jb].concat(),
     })
 }
 
@@ -354,6 +395,56 @@ pub fn disruptions(
             })
         })
         .collect()
+}
+
+/// The seeded Jobs that did not end as upstream ends them once their Pods completed: `Complete`,
+/// every Pod counted as succeeded, and no Pod left with the tracking finalizer.
+pub fn unfinished_jobs(
+    server: &ApiServer,
+    namespace: &str,
+    seeded: &Seeded,
+) -> Vec<ReportedViolation> {
+    let jobs = seeded
+        .bystanders
+        .iter()
+        .filter(|n| n.starts_with("kcm-job-"));
+    let mut found = Vec::new();
+    for name in jobs {
+        let Some(job) = server.get(Resource::Jobs, namespace, name) else {
+            continue;
+        };
+        let complete = job["status"]["conditions"].as_array().is_some_and(|cs| {
+            cs.iter()
+                .any(|c| c["type"] == "Complete" && c["status"] == "True")
+        });
+        let succeeded = job["status"]["succeeded"].as_i64().unwrap_or(0);
+        let tracked = server
+            .list(Resource::Pods)
+            .iter()
+            .filter(|p| p["metadata"]["namespace"] == namespace)
+            .filter(|p| {
+                p["metadata"]["name"]
+                    .as_str()
+                    .is_some_and(|n| n.starts_with(&format!("{name}-")))
+            })
+            .filter(|p| {
+                p["metadata"]["finalizers"]
+                    .as_array()
+                    .is_some_and(|fs| fs.iter().any(|f| f == JOB_TRACKING_FINALIZER))
+            })
+            .count();
+        if !complete || succeeded != 2 || tracked > 0 {
+            found.push(ReportedViolation {
+                invariant: "takeover-job-finished".into(),
+                object: format!("{namespace}/{name}"),
+                revision: 0,
+                detail: format!(
+                    "Complete={complete}, succeeded={succeeded} of 2, {tracked} Pod(s) still with the tracking finalizer"
+                ),
+            });
+        }
+    }
+    found
 }
 
 #[cfg(test)]

@@ -390,6 +390,9 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
             seeded,
             managers_started + (quiet_seconds * 1e6) as u64,
         ));
+        violations.extend(crate::stress::left_by_kcm::unfinished_jobs(
+            &server, &namespace, seeded,
+        ));
     }
     if scenario.workload.kind == WorkloadKind::Statefulset {
         violations.extend(
