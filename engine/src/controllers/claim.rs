@@ -113,15 +113,21 @@ impl Claimant<'_> {
         }
     }
 
-    /// The patch that removes this owner's reference from `pod`.
+    /// The patch that removes this owner's reference from `pod`, and the finalizers its
+    /// adoption adds: a released Job Pod is an orphan, whose tracking finalizer upstream's Job
+    /// controller removes (`syncOrphanPod`), or it could never be deleted.
     fn release(&self, pod: &PodView) -> Action {
+        let mut patch = json!({"metadata": {
+            "ownerReferences": [{"$patch": "delete", "uid": self.uid.as_str()}],
+            "uid": pod.uid.as_str(),
+        }});
+        if !self.finalizers.is_empty() {
+            patch["metadata"]["$deleteFromPrimitiveList/finalizers"] = json!(self.finalizers);
+        }
         Action::StrategicPatch {
             resource: Resource::Pods,
             key: pod.key.clone(),
-            patch: json!({"metadata": {
-                "ownerReferences": [{"$patch": "delete", "uid": self.uid.as_str()}],
-                "uid": pod.uid.as_str(),
-            }}),
+            patch,
         }
     }
 }
@@ -211,6 +217,38 @@ mod tests {
             json!({"$patch": "delete", "uid": "uid-web"})
         );
         assert_eq!(patch["metadata"]["uid"], "uid-moved");
+    }
+
+    #[test]
+    fn a_job_releasing_a_pod_takes_its_tracking_finalizer_off_too() {
+        let rs = replicaset("ns", "web", 1);
+        let mut cache = ShardCache::default();
+        let mut moved = pod(&rs, "moved", 1, true);
+        moved.labels = crate::object::test_support::labels(&[("app", "elsewhere")]);
+        cache.pods.apply(moved);
+        let as_a_job = Claimant {
+            finalizers: &["batch.kubernetes.io/job-tracking"],
+            ..claimant(&rs)
+        };
+        let claimed = as_a_job.claim(&cache, everything, everything);
+        let Action::StrategicPatch { patch, .. } = &claimed.patches[0] else {
+            panic!("a strategic merge patch")
+        };
+        assert_eq!(
+            patch["metadata"]["$deleteFromPrimitiveList/finalizers"],
+            json!(["batch.kubernetes.io/job-tracking"])
+        );
+        let Action::StrategicPatch { patch, .. } =
+            &claimant(&rs).claim(&cache, everything, everything).patches[0]
+        else {
+            panic!("a strategic merge patch")
+        };
+        assert!(
+            patch["metadata"]
+                .get("$deleteFromPrimitiveList/finalizers")
+                .is_none(),
+            "a ReplicaSet adds no finalizer, so it takes none off"
+        );
     }
 
     #[test]
