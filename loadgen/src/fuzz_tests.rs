@@ -5,7 +5,7 @@
 //! edits of Pods of any shape. None may panic; every refusal is an `ApiError`.
 
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
 use serde_json::{Map, Value};
 use std::time::{Duration, Instant};
 
@@ -23,15 +23,25 @@ fn run<S: Strategy>(
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default_cases);
-    let mut runner = TestRunner::new(Config {
-        cases,
-        failure_persistence: None,
-        ..Config::default()
-    });
+    // A fixed seed, so CI runs the same cases every time; `TIDEMARK_FUZZ_SEED` draws others.
+    let seed: u64 = std::env::var("TIDEMARK_FUZZ_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
+    let mut bytes = [0u8; 32];
+    bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    let mut runner = TestRunner::new_with_rng(
+        Config {
+            cases,
+            failure_persistence: None,
+            ..Config::default()
+        },
+        TestRng::from_seed(RngAlgorithm::ChaCha, &bytes),
+    );
     let started = Instant::now();
     let result = runner.run(&strategy, test);
     eprintln!(
-        "fuzz {target}: {cases} cases in {} ms",
+        "fuzz {target}: {cases} cases from seed {seed} in {} ms",
         started.elapsed().as_millis()
     );
     if let Err(e) = result {

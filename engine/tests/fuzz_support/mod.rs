@@ -1,11 +1,13 @@
 //! Structure-aware fuzzing on stable Rust: proptest strategies for JSON biased towards the
 //! fields controllers read, mutations of the real objects in `testdata/fuzz`, a fixed budget of
-//! cases (`TIDEMARK_FUZZ_CASES` raises it for long runs by hand), and a line per target saying
-//! how many cases ran and how long they took.
+//! cases (`TIDEMARK_FUZZ_CASES` raises it for long runs by hand) drawn from a fixed seed, so CI
+//! runs the same cases every time (`TIDEMARK_FUZZ_SEED=N` draws others, `random` a new set each
+//! run, for exploring by hand), and a line per target saying the seed, how many cases ran and
+//! how long they took.
 #![allow(dead_code)]
 
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
 use serde_json::{Map, Value};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -16,6 +18,17 @@ pub fn cases(default: u32) -> u32 {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
+}
+
+/// The seed the cases are drawn from: `TIDEMARK_FUZZ_SEED` (a number, or `random`), else 1.
+pub fn seed() -> u64 {
+    match std::env::var("TIDEMARK_FUZZ_SEED").ok().as_deref() {
+        Some("random") => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64),
+        Some(n) => n.parse().unwrap_or(1),
+        None => 1,
+    }
 }
 
 /// Runs `test` over `cases` inputs of `strategy`; a failure (or a panic) fails the test with
@@ -29,15 +42,21 @@ pub fn run<S: Strategy>(
     S::Value: std::fmt::Debug,
 {
     let cases = cases(default_cases);
-    let mut runner = TestRunner::new(Config {
-        cases,
-        failure_persistence: None,
-        ..Config::default()
-    });
+    let seed = seed();
+    let mut bytes = [0u8; 32];
+    bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    let mut runner = TestRunner::new_with_rng(
+        Config {
+            cases,
+            failure_persistence: None,
+            ..Config::default()
+        },
+        TestRng::from_seed(RngAlgorithm::ChaCha, &bytes),
+    );
     let started = Instant::now();
     let result = runner.run(&strategy, test);
     eprintln!(
-        "fuzz {target}: {cases} cases in {} ms",
+        "fuzz {target}: {cases} cases from seed {seed} in {} ms",
         started.elapsed().as_millis()
     );
     if let Err(e) = result {
