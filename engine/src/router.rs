@@ -92,7 +92,8 @@ impl ShardRouter {
     /// namespaced dependents live in the same namespace), a node Lease its Node's, an orphan Pod
     /// every shard, anything else its own key's shard.
     ///
-    /// An orphan Pod goes everywhere because the shard that should adopt it is the shard of the
+    /// An orphan Pod (or ControllerRevision, which a set adopts the same way) goes everywhere
+    /// because the shard that should adopt it is the shard of the
     /// owner whose selector matches it, which only a shard holding that owner can tell: routing
     /// by selector would make the router read every shard's owners, and a hash of the Pod's own
     /// key puts it with its future owner only by chance. Orphans are rare (a Pod created by hand,
@@ -115,7 +116,13 @@ impl ShardRouter {
                 object.key().namespace_arc().clone(),
                 owner.name.clone(),
             ))),
-            None if object.resource() == Resource::Pods && self.shards > 1 => Route::Every,
+            None if matches!(
+                object.resource(),
+                Resource::Pods | Resource::ControllerRevisions
+            ) && self.shards > 1 =>
+            {
+                Route::Every
+            }
             None => Route::Shard(self.shard_of(object.key())),
         }
     }

@@ -2,7 +2,8 @@
 //! exactly as KCM leaves them (its ControllerRevisions, named by its own hashes and recording the
 //! template in its key order with `$patch: replace`; Pods labelled with them; a settled status).
 //! Tidemark starts, reconciles every set and writes nothing: no Pod created or deleted, no new
-//! revision. Then `kubectl set image` rolls each set as upstream would.
+//! revision. Then `kubectl set image` rolls each set as upstream would. A DaemonSet created again
+//! over the revision and Pods its predecessor orphaned adopts them and rolls nothing.
 
 use crate::common::{until, with_runtime};
 use serde_json::{Value, json};
@@ -290,6 +291,113 @@ fn taking_over_from_kcm_disrupts_nothing_and_a_template_change_then_rolls() {
             set["status"]["updateRevision"]
         );
         assert_ne!(set["status"]["updateRevision"], STS_REVISION);
+        assert!(violations.is_empty(), "{violations:#?}");
+    });
+}
+
+/// What a DaemonSet deleted with `propagationPolicy: Orphan` leaves: its revision and Pods, each
+/// without an owner.
+async fn seed_orphans_of_a_deleted_daemonset(server: &ApiServer) -> Value {
+    let ds = server
+        .create(
+            Resource::DaemonSets,
+            NS,
+            json!({
+                "apiVersion": "apps/v1", "kind": "DaemonSet",
+                "metadata": {"name": "agent"},
+                "spec": {"selector": {"matchLabels": {"app": "agent"}}, "template": template("agent")},
+            }),
+        )
+        .expect("daemonset");
+    let mut revision = kcm_revision(&ds, &format!("agent-{DS_HASH}"), DS_HASH);
+    revision["metadata"]
+        .as_object_mut()
+        .map(|m| m.remove("ownerReferences"));
+    server
+        .create(Resource::ControllerRevisions, NS, revision)
+        .expect("orphan revision");
+    for node in server.list(Resource::Nodes) {
+        let node = node["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let labels = json!({"app": "agent", "controller-revision-hash": DS_HASH, "pod-template-generation": "1"});
+        let mut pod = owned_pod(&ds, &format!("agent-{node}"), labels, Some(node));
+        pod["metadata"]
+            .as_object_mut()
+            .map(|m| m.remove("ownerReferences"));
+        server.create(Resource::Pods, NS, pod).expect("orphan pod");
+    }
+    let ready = until(Duration::from_secs(10), || {
+        let pods = server.list(Resource::Pods);
+        pods.len() == NODES && pods.iter().all(is_ready)
+    })
+    .await;
+    assert!(ready, "the kubelet runs every orphan");
+    ds
+}
+
+#[test]
+fn a_daemonset_created_again_adopts_its_orphaned_history_and_pods_and_rolls_nothing() {
+    with_runtime(|io| async move {
+        let server = start_server(
+            &io,
+            ServerConfig {
+                node_count: NODES,
+                kubelet_ready_after: Duration::from_millis(100),
+                bookmark_interval: Duration::from_millis(300),
+                ..ServerConfig::default()
+            },
+        )
+        .await
+        .expect("server");
+        let ds = seed_orphans_of_a_deleted_daemonset(&server).await;
+        let config = ManagerConfig {
+            shards: 2,
+            controllers: vec!["daemonset".into()],
+            ..ManagerConfig::default()
+        };
+        let manager = Manager::start(
+            &config,
+            client_for(&server, &io).await.expect("client"),
+            &io,
+        )
+        .expect("manager");
+        let owned_by_the_set =
+            |v: &Value| v["metadata"]["ownerReferences"][0]["uid"] == ds["metadata"]["uid"];
+        let adopted = until(Duration::from_secs(20), || {
+            server
+                .get(
+                    Resource::ControllerRevisions,
+                    NS,
+                    &format!("agent-{DS_HASH}"),
+                )
+                .is_some_and(|r| owned_by_the_set(&r))
+                && server.list(Resource::Pods).iter().all(owned_by_the_set)
+        })
+        .await;
+        // Longer than the shards' slowest timer, so a late write would have come.
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let rolled: Vec<String> = server
+            .writes()
+            .into_iter()
+            .filter(|w| {
+                w.user_agent
+                    .as_deref()
+                    .is_some_and(|ua| ua.starts_with("tidemark"))
+            })
+            .filter(|w| matches!(w.verb, Verb::Create | Verb::Delete))
+            .map(|w| format!("{:?} {}/{}", w.verb, w.resource, w.name))
+            .collect();
+        let violations = server.violations();
+        manager.stop();
+        server.shutdown().await;
+        assert!(adopted, "the revision and every Pod adopted");
+        assert_eq!(
+            rolled,
+            Vec::<String>::new(),
+            "no Pod or revision created or deleted"
+        );
         assert!(violations.is_empty(), "{violations:#?}");
     });
 }

@@ -10,6 +10,7 @@ use crate::action::{Action, Plan};
 use crate::cache::ShardCache;
 use crate::controllers::claimants;
 use crate::controllers::history::{self, Owner, UpdateRevision};
+use crate::controllers::revision_claim::{RevisionOwner, owners_of_orphan_revision};
 use crate::key::ObjectKey;
 use crate::object::{Object, PodView};
 use crate::pod_template::{ControllerRef, NewMeta, NewObject, SpecOnly, template_spec, to_body};
@@ -121,6 +122,17 @@ fn delete(pod: &PodView) -> Action {
     }
 }
 
+/// `ds` as the owner that claims ControllerRevisions.
+fn revision_owner(ds: &DaemonSetView) -> RevisionOwner<'_> {
+    RevisionOwner {
+        resource: Resource::DaemonSets,
+        key: &ds.key,
+        uid: &ds.uid,
+        selector: &ds.selector,
+        terminating: ds.terminating,
+    }
+}
+
 impl Reconciler for DaemonSetController {
     fn name(&self) -> &'static str {
         "daemonset"
@@ -157,6 +169,9 @@ impl Reconciler for DaemonSetController {
         if let Object::Node(_) = object {
             keys.extend(cache.daemonsets.iter().map(|d| d.key.clone()));
         }
+        if let Object::Custom(revision) = object {
+            owners_of_orphan_revision(revision, cache.daemonsets.iter().map(revision_owner), keys);
+        }
         claimants::owners_of(self.primary(), object, cache, keys);
     }
 
@@ -171,7 +186,8 @@ impl Reconciler for DaemonSetController {
         };
         ensure_well_formed(self.name(), ds)?;
         let empty = Value::Object(Map::new());
-        let recorded = history::owned(cache, &ds.uid);
+        let revisions = revision_owner(ds).claim(cache);
+        let recorded = revisions.revisions;
         let UpdateRevision {
             name: current,
             hash: revision,
@@ -301,11 +317,16 @@ impl Reconciler for DaemonSetController {
         }
         let mut plan = Plan {
             rests_on,
-            adopts: claimed.adopted > 0,
+            adopts: claimed.adopted > 0 || revisions.adopted > 0,
             ..Plan::default()
         };
-        if !claimed.patches.is_empty() {
-            plan.steps.push(claimed.patches);
+        let claims: Vec<Action> = revisions
+            .patches
+            .into_iter()
+            .chain(claimed.patches)
+            .collect();
+        if !claims.is_empty() {
+            plan.steps.push(claims);
         }
         // The revision is written before any Pod that names it, as upstream's history comes
         // before its Pods.

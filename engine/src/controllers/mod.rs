@@ -7,4 +7,5 @@ pub mod history;
 pub mod job;
 pub mod nodelifecycle;
 pub mod replicaset;
+pub mod revision_claim;
 pub mod statefulset;

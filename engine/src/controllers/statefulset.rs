@@ -9,6 +9,7 @@ use crate::action::{Action, Plan};
 use crate::cache::ShardCache;
 use crate::controllers::claimants;
 use crate::controllers::history::{self, Owner, UpdateRevision};
+use crate::controllers::revision_claim::{RevisionOwner, owners_of_orphan_revision};
 use crate::key::ObjectKey;
 use crate::object::{CustomObject, Object, PodPhase, PodView};
 use crate::pod_template::{ControllerRef, NewMeta, NewObject, SpecOnly, to_body};
@@ -236,6 +237,17 @@ fn delete(pod: &PodView) -> Action {
     }
 }
 
+/// `set` as the owner that claims ControllerRevisions.
+fn revision_owner(set: &StatefulSetView) -> RevisionOwner<'_> {
+    RevisionOwner {
+        resource: Resource::StatefulSets,
+        key: &set.key,
+        uid: &set.uid,
+        selector: &set.selector,
+        terminating: set.terminating,
+    }
+}
+
 impl Reconciler for StatefulSetController {
     fn name(&self) -> &'static str {
         "statefulset"
@@ -279,6 +291,13 @@ impl Reconciler for StatefulSetController {
     }
 
     fn keys_for_cache(&self, object: &Object, cache: &ShardCache, keys: &mut Vec<ObjectKey>) {
+        if let Object::Custom(revision) = object {
+            owners_of_orphan_revision(
+                revision,
+                cache.statefulsets.iter().map(revision_owner),
+                keys,
+            );
+        }
         claimants::owners_of(self.primary(), object, cache, keys);
         if let Object::Custom(claim) = object
             && claim.resource == Resource::PersistentVolumeClaims
@@ -302,7 +321,8 @@ impl Reconciler for StatefulSetController {
         };
         ensure_well_formed(self.name(), set)?;
         let empty = Value::Object(Map::new());
-        let recorded = history::owned(cache, &set.uid);
+        let claimed_revisions = revision_owner(set).claim(cache);
+        let recorded = claimed_revisions.revisions;
         let UpdateRevision {
             name: update_revision,
             create: create_revision,
@@ -355,10 +375,17 @@ impl Reconciler for StatefulSetController {
             current_template,
             update: &update_revision,
         };
-        let mut plan = Plan::default();
-        if !claimed.patches.is_empty() {
-            plan.adopts = claimed.adopted > 0;
-            plan.steps.push(claimed.patches);
+        let mut plan = Plan {
+            adopts: claimed.adopted > 0 || claimed_revisions.adopted > 0,
+            ..Plan::default()
+        };
+        let claims: Vec<Action> = claimed_revisions
+            .patches
+            .into_iter()
+            .chain(claimed.patches)
+            .collect();
+        if !claims.is_empty() {
+            plan.steps.push(claims);
         }
         if let Some(create) = create_revision {
             plan.steps.push(vec![create]);
