@@ -78,6 +78,21 @@ fn is_ready(pod: &Value) -> bool {
     })
 }
 
+/// A simulated cluster of [`NODES`] Nodes whose kubelet starts Pods within 100 ms.
+async fn cluster(io: &tokio::runtime::Handle) -> ApiServer {
+    start_server(
+        io,
+        ServerConfig {
+            node_count: NODES,
+            kubelet_ready_after: Duration::from_millis(100),
+            bookmark_interval: Duration::from_millis(300),
+            ..ServerConfig::default()
+        },
+    )
+    .await
+    .expect("server")
+}
+
 /// Seeds what KCM leaves behind; returns once every Pod is Running and Ready.
 async fn seed_as_kcm_leaves_it(server: &ApiServer) {
     let sts = server
@@ -222,17 +237,7 @@ fn images_and_revisions(server: &ApiServer) -> Vec<(String, String, String)> {
 #[test]
 fn taking_over_from_kcm_disrupts_nothing_and_a_template_change_then_rolls() {
     with_runtime(|io| async move {
-        let server = start_server(
-            &io,
-            ServerConfig {
-                node_count: NODES,
-                kubelet_ready_after: Duration::from_millis(100),
-                bookmark_interval: Duration::from_millis(300),
-                ..ServerConfig::default()
-            },
-        )
-        .await
-        .expect("server");
+        let server = cluster(&io).await;
         seed_as_kcm_leaves_it(&server).await;
         let config = ManagerConfig {
             shards: 2,
@@ -340,17 +345,7 @@ async fn seed_orphans_of_a_deleted_daemonset(server: &ApiServer) -> Value {
 #[test]
 fn a_daemonset_created_again_adopts_its_orphaned_history_and_pods_and_rolls_nothing() {
     with_runtime(|io| async move {
-        let server = start_server(
-            &io,
-            ServerConfig {
-                node_count: NODES,
-                kubelet_ready_after: Duration::from_millis(100),
-                bookmark_interval: Duration::from_millis(300),
-                ..ServerConfig::default()
-            },
-        )
-        .await
-        .expect("server");
+        let server = cluster(&io).await;
         let ds = seed_orphans_of_a_deleted_daemonset(&server).await;
         let config = ManagerConfig {
             shards: 2,
