@@ -279,12 +279,14 @@ impl Reconciler for JobController {
         };
         edits.retain(|c| c.changes(conditions(job)));
         let active_after = count(active.len());
+        let ready = count(active.iter().filter(|p| p.ready).count());
         let failed_indexes = per_index.as_ref().map(|p| &p.failed);
         let status_changed = tally.recorded > 0
             || tally.succeeded != job.status.succeeded
             || tally.failed != job.status.failed
             || start_time != job.status.start_time
             || active_after != job.status.active
+            || job.status.ready != Some(ready)
             || (!job.finished() && job.status.terminating != Some(count(terminating.len())))
             || !edits.is_empty()
             || (job.indexed && tally.completed_indexes != job.status.completed_indexes)
@@ -299,6 +301,7 @@ impl Reconciler for JobController {
         if status_changed {
             let update = StatusUpdate {
                 active: active_after,
+                ready,
                 terminating: count(terminating.len()),
                 tally: &tally,
                 start_time,

@@ -45,6 +45,8 @@ pub struct JobStatus {
     pub failed_indexes: Option<IndexSet>,
     /// status.terminating.
     pub terminating: Option<i32>,
+    /// status.ready: active Pods with the `Ready` condition.
+    pub ready: Option<i32>,
 }
 
 /// A Job.
@@ -190,6 +192,7 @@ impl JobView {
             })
         });
         let terminating = status.get(&mut c, "terminating").int32(&mut c, 0);
+        let ready = status.get(&mut c, "ready").int32(&mut c, 0);
         let start_time = status.get(&mut c, "startTime").timestamp(&mut c);
         status.get(&mut c, "completionTime").timestamp(&mut c);
         let (mut completed, mut failed_condition) = (false, false);
@@ -248,6 +251,7 @@ impl JobView {
                 success_criteria_met,
                 failed_indexes,
                 terminating,
+                ready,
             },
             malformed: c.finish(),
             raw: Arc::new(value),
@@ -309,11 +313,12 @@ mod tests {
         assert!(j.only_replace_failed);
         let j = job(
             json!({"podReplacementPolicy": "TerminatingOrFailed"}),
-            json!({"failedIndexes": "0,1", "terminating": 2}),
+            json!({"failedIndexes": "0,1", "terminating": 2, "ready": 1}),
         );
         assert!(!j.only_replace_failed);
         assert_eq!(j.status.failed_indexes.map(|f| f.count()), Some(2));
         assert_eq!(j.status.terminating, Some(2));
+        assert_eq!(j.status.ready, Some(1));
     }
 
     #[test]

@@ -63,6 +63,8 @@ pub(super) fn conditions(job: &JobView) -> Option<&Value> {
 /// What a status write changes.
 pub(super) struct StatusUpdate<'t, 'p> {
     pub active: i32,
+    /// Active Pods with the `Ready` condition (upstream's `countReadyPods`).
+    pub ready: i32,
     pub terminating: i32,
     pub tally: &'t Tally<'p>,
     pub start_time: Option<i64>,
@@ -93,6 +95,7 @@ pub(super) fn with_status(
     };
     let tally = update.tally;
     status.insert("active".into(), json!(update.active));
+    status.insert("ready".into(), json!(update.ready));
     status.insert("terminating".into(), json!(update.terminating));
     status.insert("succeeded".into(), json!(tally.succeeded));
     status.insert("failed".into(), json!(tally.failed));

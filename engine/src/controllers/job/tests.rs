@@ -162,6 +162,31 @@ fn it_runs_at_most_parallelism_pods_with_the_tracking_finalizer() {
 }
 
 #[test]
+fn status_ready_counts_the_active_pods_that_are_ready_and_a_change_of_it_is_written() {
+    let j = job(
+        json!({"parallelism": 2, "completions": 2}),
+        json!({"active": 2, "ready": 2, "terminating": 0, "startTime": "1970-01-01T00:00:00Z"}),
+    );
+    let mut starting = pod("b", PodPhase::Running, true, None);
+    starting.ready = false;
+    let p = plan(
+        &j,
+        vec![pod("a", PodPhase::Running, true, None), starting.clone()],
+    );
+    assert_eq!(status(&p).expect("a status write")["ready"], 1);
+
+    let settled = job(
+        json!({"parallelism": 2, "completions": 2}),
+        json!({"active": 2, "ready": 1, "terminating": 0, "startTime": "1970-01-01T00:00:00Z"}),
+    );
+    let p = plan(
+        &settled,
+        vec![pod("a", PodPhase::Running, true, None), starting],
+    );
+    assert!(status(&p).is_none(), "nothing changed: {p:?}");
+}
+
+#[test]
 fn a_finished_pod_is_recorded_then_unfinalized_then_counted_once() {
     let j = job(json!({"parallelism": 1, "completions": 2}), json!({}));
     let done = pod("a", PodPhase::Succeeded, true, None);
