@@ -391,7 +391,7 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
             managers_started + (quiet_seconds * 1e6) as u64,
         ));
         violations.extend(crate::stress::left_by_kcm::unfinished_jobs(
-            &server, &namespace, seeded,
+            &server, namespace, seeded,
         ));
     }
     if scenario.workload.kind == WorkloadKind::Statefulset {
