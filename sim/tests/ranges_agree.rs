@@ -1,6 +1,8 @@
 //! The engine's scale-out ranges and the simulated API server's KEP-5866 filter were written
 //! apart; here they must agree: the selector the engine writes for a range selects, on the
-//! server, exactly the namespaces the engine puts in that range, and the ranges cover the ring.
+//! server, exactly the namespaces the engine puts in that range, and the ranges cover the ring;
+//! the oracle's `range-single-writer` cut (written apart too) puts each namespace in the same
+//! range as the engine.
 
 use loadgen::store::shard_selector::ShardSelector;
 use serde_json::json;
@@ -25,7 +27,13 @@ fn every_namespace_is_selected_by_exactly_the_range_the_engine_gives_it() {
             vec![RangeId::of_namespace(&namespace).0],
             "{namespace}"
         );
+        assert_eq!(
+            loadgen::oracle::range_writers::range_of(&namespace),
+            u64::from(RangeId::of_namespace(&namespace).0),
+            "the oracle's cut, {namespace}"
+        );
     }
+    assert_eq!(u64::from(RANGES), loadgen::oracle::range_writers::RANGES);
 }
 
 #[test]

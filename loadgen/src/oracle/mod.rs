@@ -10,6 +10,7 @@ pub mod knowable;
 pub mod leadership;
 pub mod malformed;
 pub mod node;
+pub mod range_writers;
 pub mod replicaset;
 mod shared;
 pub mod statefulset;
