@@ -5,7 +5,6 @@
 //! does, a new one is written, named `<set>-<hash>` and numbered after the newest.
 
 use crate::action::Action;
-use crate::cache::ShardCache;
 use crate::key::{ObjectKey, Uid};
 use crate::pod_template::{ControllerRef, NewMeta, NewObject, to_body};
 use crate::reconciler::ReconcileError;
@@ -56,19 +55,11 @@ pub struct OwnedRevision<'a> {
     pub revision: &'a Revision,
 }
 
-/// The set's cached revisions, oldest first.
-pub fn owned<'a>(cache: &'a ShardCache, owner: &'a Uid) -> Vec<OwnedRevision<'a>> {
-    let mut revisions: Vec<OwnedRevision<'a>> = cache
-        .customs_owned_by(Resource::ControllerRevisions, owner)
-        .filter_map(|object| {
-            let revision = object.get::<Revision>()?;
-            Some(OwnedRevision { object, revision })
-        })
-        .collect();
+/// Sorts `revisions` oldest first: by revision number, then name.
+pub fn oldest_first(revisions: &mut [OwnedRevision<'_>]) {
     revisions.sort_by(|a, b| {
         (a.revision.revision, a.object.key.name()).cmp(&(b.revision.revision, b.object.key.name()))
     });
-    revisions
 }
 
 /// The hash a revision names: its [`HASH_LABEL`], or what its name adds to the set's.

@@ -6,7 +6,7 @@
 
 use crate::action::Action;
 use crate::cache::ShardCache;
-use crate::controllers::history::OwnedRevision;
+use crate::controllers::history::{self, OwnedRevision};
 use crate::key::{ObjectKey, Uid};
 use crate::labels::LabelSelector;
 use crate::pod_template::ControllerRef;
@@ -74,10 +74,7 @@ impl RevisionOwner<'_> {
                 _ => {}
             }
         }
-        claimed.revisions.sort_by(|a, b| {
-            (a.revision.revision, a.object.key.name())
-                .cmp(&(b.revision.revision, b.object.key.name()))
-        });
+        history::oldest_first(&mut claimed.revisions);
         claimed
     }
 

@@ -21,6 +21,17 @@ pub struct SplitLeadership {
     pub object: String,
 }
 
+/// A write as the Lease invariants report it: `verb resource namespace/name`.
+pub fn described(w: &WriteRecord) -> String {
+    format!(
+        "{:?} {} {}/{}",
+        w.verb,
+        w.resource.plural(),
+        w.namespace,
+        w.name
+    )
+}
+
 /// The identity a `tidemark/<version> (<identity>)` User-Agent carries.
 pub fn identity_of(user_agent: &str) -> Option<&str> {
     let rest = user_agent.strip_prefix("tidemark/")?;
@@ -62,13 +73,7 @@ pub fn split_leadership(
                 revision: w.revision,
                 writer: writer.to_string(),
                 holder: holder.map(str::to_string),
-                object: format!(
-                    "{:?} {} {}/{}",
-                    w.verb,
-                    w.resource.plural(),
-                    w.namespace,
-                    w.name
-                ),
+                object: described(w),
             });
         }
     }

@@ -6,7 +6,7 @@
 //! engine's, so the two are checked against each other rather than trusted.
 
 use crate::oracle::WriteRecord;
-use crate::oracle::leadership::identity_of;
+use crate::oracle::leadership::{described, identity_of};
 use crate::resource::Resource;
 use crate::store::shard_selector::fnv1a64;
 use serde::Serialize;
@@ -74,13 +74,7 @@ pub fn range_splits(
                 range,
                 writer: writer.to_string(),
                 holder: holder.map(str::to_string),
-                object: format!(
-                    "{:?} {} {}/{}",
-                    w.verb,
-                    w.resource.plural(),
-                    w.namespace,
-                    w.name
-                ),
+                object: described(w),
             });
         }
     }
