@@ -3,7 +3,7 @@
 //! the shards in step with the outcome, and release the Lease at shutdown.
 
 use crate::fence::Fence;
-use crate::shard_actor::{Follow, Lead, ShardActor};
+use crate::shard_actor::{Follow, Lead, LeadCluster, ShardActor};
 use actix::Addr;
 use kube::Client;
 use kube::api::PostParams;
@@ -109,6 +109,9 @@ pub struct LeaderElection {
     shards: Vec<Addr<ShardActor>>,
     state: Arc<LeaderState>,
     last_written: Option<ResourceVersion>,
+    /// Under scale-out the ranges decide the shards' leadership; this election decides only
+    /// who reconciles cluster-scoped keys.
+    cluster_scoped_only: bool,
 }
 
 impl LeaderElection {
@@ -128,7 +131,15 @@ impl LeaderElection {
             shards,
             state,
             last_written: None,
+            cluster_scoped_only: false,
         }
+    }
+
+    /// Under scale-out: the shards hear only [`LeadCluster`], and the fence this election keeps
+    /// guards only cluster-scoped writes (the ranges guard the rest).
+    pub fn cluster_scoped_only(mut self) -> Self {
+        self.cluster_scoped_only = true;
+        self
     }
 
     fn path(&self) -> String {
@@ -236,10 +247,14 @@ impl LeaderElection {
                     .fencing
                     .then(|| Instant::now() + self.config.elector.write_deadline());
                 for shard in &self.shards {
-                    shard.do_send(Lead {
-                        revision: takeover_revision,
-                        destructive_from,
-                    });
+                    if self.cluster_scoped_only {
+                        shard.do_send(LeadCluster { leading: true });
+                    } else {
+                        shard.do_send(Lead {
+                            revision: takeover_revision,
+                            destructive_from,
+                        });
+                    }
                 }
             }
             Some(LeaderChange::Stopped) => {
@@ -247,7 +262,11 @@ impl LeaderElection {
                 self.state.lost.fetch_add(1, Ordering::Relaxed);
                 tracing::warn!(identity = %self.config.elector.identity, "stopped leading: writes fenced, caches kept warm");
                 for shard in &self.shards {
-                    shard.do_send(Follow);
+                    if self.cluster_scoped_only {
+                        shard.do_send(LeadCluster { leading: false });
+                    } else {
+                        shard.do_send(Follow);
+                    }
                 }
             }
             None => {}

@@ -20,6 +20,7 @@ pub mod manager_config;
 pub mod metrics;
 pub mod paths;
 pub mod process_metrics;
+pub mod ranges;
 pub mod rate_limit;
 pub mod registration;
 pub mod server_revision;

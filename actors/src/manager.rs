@@ -8,6 +8,7 @@ use crate::fence::Fence;
 use crate::informer::{Informer, InformerState};
 use crate::leader::{LeaderElection, LeaderState};
 pub use crate::manager_config::{ManagerConfig, ONBOARDED};
+use crate::ranges::{RangeConfig, RangeLeases, RangeState};
 use crate::rate_limit::TokenBucket;
 use crate::server_revision::ServerRevision;
 use crate::shard_actor::{
@@ -72,7 +73,12 @@ fn build_shard(index: usize, config: &ManagerConfig, router: &ShardRouter) -> Sh
             ControllerSpec::new(reconciler, mode)
         })
         .collect();
-    Shard::new(ShardId(index), specs).with_router(router.clone())
+    let mut shard = Shard::new(ShardId(index), specs).with_router(router.clone());
+    if config.scale_out {
+        // Cluster-scoped keys wait for the manager-wide leader election to name this process.
+        shard.lead_cluster(false, std::time::Instant::now());
+    }
+    shard
 }
 
 /// A running manager.
@@ -81,6 +87,7 @@ pub struct Manager {
     arbiters: Vec<Arbiter>,
     shutdown: watch::Sender<bool>,
     election: Option<tokio::task::JoinHandle<LeaderElection>>,
+    ranges: Option<tokio::task::JoinHandle<RangeLeases>>,
 }
 
 /// What a graceful shutdown achieved.
@@ -102,6 +109,7 @@ pub struct StatsSource {
     writes: Arc<WriteCounters>,
     barriers: Arc<BarrierReads>,
     leader: Arc<LeaderState>,
+    ranges: Option<Arc<RangeState>>,
     reads: Arc<[ControllerReads]>,
 }
 
@@ -117,6 +125,11 @@ impl StatsSource {
     /// The leader election's state.
     pub fn leader(&self) -> &LeaderState {
         &self.leader
+    }
+
+    /// Scale-out's ranges, when on.
+    pub fn ranges(&self) -> Option<&RangeState> {
+        self.ranges.as_deref()
     }
 
     /// The write counters.
@@ -300,9 +313,14 @@ impl Manager {
         }
         let limiter = Arc::new(TokenBucket::new(config.qps, config.burst));
         let informer_limiter = Arc::new(TokenBucket::new(config.qps, config.burst));
-        let fence = Arc::new(match &config.leader_election {
+        let fence = match &config.leader_election {
             Some(le) if le.fencing => Fence::closed(),
             _ => Fence::open(),
+        };
+        let fence = Arc::new(if config.scale_out {
+            fence.with_ranges()
+        } else {
+            fence
         });
         let write_deadline = config
             .leader_election
@@ -364,8 +382,37 @@ impl Manager {
                 shards.clone(),
                 leader.clone(),
             );
+            let election = if config.scale_out {
+                election.cluster_scoped_only()
+            } else {
+                election
+            };
             io.spawn(election.run(shutdown_rx.clone()))
         });
+        let range_leases = config
+            .leader_election
+            .as_ref()
+            .filter(|_| config.scale_out)
+            .map(|le| {
+                RangeLeases::new(
+                    client.clone(),
+                    RangeConfig {
+                        namespace: le.namespace.clone(),
+                        prefix: le.name.clone(),
+                        elector: le.elector.clone(),
+                        fencing: le.fencing,
+                    },
+                    fence.clone(),
+                    shards.clone(),
+                    read.iter()
+                        .copied()
+                        .filter(|r| crate::ranges::sharded(*r))
+                        .collect(),
+                )
+            });
+        let held = range_leases.as_ref().map(RangeLeases::held);
+        let range_state = range_leases.as_ref().map(RangeLeases::state);
+        let ranges = range_leases.map(|r| io.spawn(r.run(shutdown_rx.clone())));
         let mut informers = Vec::new();
         for (resource, probes) in Resource::all().zip(probe_rxs) {
             // Only what the selected controllers read is listed and watched.
@@ -386,6 +433,12 @@ impl Manager {
             .with_limits(config.informer_limits)
             .with_backoff(config.relist_backoff.clone())
             .with_resync(resync_rx.clone());
+            let informer = match &held {
+                Some(held) if crate::ranges::sharded(resource) => {
+                    informer.with_ranges(held.clone())
+                }
+                _ => informer,
+            };
             informers.push((resource, informer.state()));
             io.spawn(informer.run(shutdown_rx.clone()));
         }
@@ -397,6 +450,7 @@ impl Manager {
                 writes: pool.counters(),
                 barriers: barrier_reads,
                 leader,
+                ranges: range_state,
                 reads: config
                     .controllers
                     .iter()
@@ -407,6 +461,7 @@ impl Manager {
             arbiters,
             shutdown,
             election,
+            ranges,
         })
     }
 
@@ -440,6 +495,7 @@ impl Manager {
         let writes = self.source.writes.clone();
         writes.stopping.store(true, Ordering::Relaxed);
         let election = self.election.take();
+        let ranges = self.ranges.take();
         self.stop();
         let started = tokio::time::Instant::now();
         let until = started + deadline;
@@ -477,6 +533,14 @@ impl Manager {
             },
             None => false,
         };
+        if let Some(handle) = ranges {
+            match handle.await {
+                Ok(ranges) => {
+                    ranges.release().await;
+                }
+                Err(e) => tracing::warn!(error = %e, "range election task ended abnormally"),
+            }
+        }
         ShutdownReport {
             unanswered,
             grace_period_ended: unanswered > 0,

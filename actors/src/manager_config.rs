@@ -44,6 +44,11 @@ pub struct ManagerConfig {
     pub consistent_relists: bool,
     /// Leader election (`--leader-elect`); `None` runs as the only manager.
     pub leader_election: Option<LeaderElectionConfig>,
+    /// Scale-out (`--scale-out`, needs leader election): the namespaces are split into ranges,
+    /// each held through a Lease beside the leader's (`<name>-range-NN`), and this replica
+    /// lists, watches and writes only the namespaced objects of the ranges it holds; the
+    /// manager-wide leader alone reconciles cluster-scoped keys.
+    pub scale_out: bool,
     /// The live-read circuit breakers.
     pub breaker: BreakerConfig,
     /// Node lifecycle's `--node-monitor-grace-period`.
@@ -77,6 +82,7 @@ impl Default for ManagerConfig {
             burst: 30,
             consistent_relists: true,
             leader_election: None,
+            scale_out: false,
             breaker: BreakerConfig::default(),
             node_monitor_grace_period:
                 tidemark_engine::controllers::nodelifecycle::DEFAULT_GRACE_PERIOD,

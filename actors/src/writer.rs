@@ -154,14 +154,16 @@ impl WriterPool {
                         tracing::debug!(key = %request.owner, verb = request.action.verb(), "shutting down: write not sent");
                         return;
                     }
-                    if !pool.fence.allows(std::time::Instant::now()) {
+                    let namespace = request.action.namespace();
+                    if !pool.fence.allows_in(namespace, std::time::Instant::now()) {
                         pool.counters.fenced.fetch_add(1, Ordering::Relaxed);
-                        tracing::info!(controller = request.controller, key = %request.owner, verb = request.action.verb(), "not leader (fence closed): write not sent");
+                        tracing::info!(controller = request.controller, key = %request.owner, verb = request.action.verb(), "not leader of the object (fence closed): write not sent");
                         shard.do_send(WriteDone {
                             id: request.id,
                             result: WriteResult::Failed(WriteError {
                                 kind: WriteErrorKind::Fenced,
-                                message: "not leader: the write fence is closed".into(),
+                                message: "not leader of the object's range: the write fence is closed"
+                                    .into(),
                             }),
                         });
                         return;

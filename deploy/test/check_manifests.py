@@ -189,8 +189,13 @@ def cross_references(c, overlay, docs, tidemark, dockerfile_user):
             f"missing roles {missing}")
 
     c.check(matches(dep["spec"]["selector"], labels), f"{overlay}: the Deployment's selector selects its Pod template")
-    c.check(dep["spec"]["replicas"] == 2 and flag_values(args, "leader-elect") == ["true"],
-            f"{overlay}: two replicas with leader election")
+    scale_out = flag_values(args, "scale-out") == ["true"]
+    if overlay == "overlays/production":
+        c.check(dep["spec"]["replicas"] == 3 and scale_out and flag_values(args, "leader-elect") == ["true"],
+                f"{overlay}: three replicas scaling out, with leader election")
+    else:
+        c.check(dep["spec"]["replicas"] == 2 and not scale_out and flag_values(args, "leader-elect") == ["true"],
+                f"{overlay}: two replicas with leader election")
 
     svc = one(docs, "Service")
     c.check(svc["metadata"]["namespace"] == ns and matches(svc["spec"]["selector"], labels),
@@ -253,7 +258,9 @@ def cross_references(c, overlay, docs, tidemark, dockerfile_user):
     pdb = one(docs, "PodDisruptionBudget")
     c.check(matches(pdb["spec"]["selector"], labels), f"{overlay}: the PodDisruptionBudget selects the Pods")
     # A drain while the standby is not ready (always: /readyz needs the Lease): 2 Pods, 1 healthy.
-    expected, healthy = dep["spec"]["replicas"], 1
+    # Scaled out, every replica holding a range is ready.
+    expected = dep["spec"]["replicas"]
+    healthy = expected if scale_out else 1
     if "maxUnavailable" in pdb["spec"]:
         mu = pdb["spec"]["maxUnavailable"]
         mu = -(-expected * int(mu[:-1]) // 100) if isinstance(mu, str) else mu

@@ -91,6 +91,18 @@ impl Action {
         }
     }
 
+    /// The namespace written to (empty for a cluster-scoped object): under scale-out, whose
+    /// range fences the write.
+    pub fn namespace(&self) -> &str {
+        match self {
+            Action::Create { namespace, .. } => namespace,
+            Action::Delete { key, .. }
+            | Action::Patch { key, .. }
+            | Action::StrategicPatch { key, .. }
+            | Action::UpdateStatus { key, .. } => key.namespace(),
+        }
+    }
+
     /// Whether it creates an object that names a controller in its ownerReferences: only then
     /// can its appearance in the cache be credited to an owner (upstream counts a create in
     /// `ControllerExpectations` only for what the controller owns; a StatefulSet's claim under

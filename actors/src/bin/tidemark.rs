@@ -83,6 +83,12 @@ fn run(args: RunArgs) -> anyhow::Result<std::process::ExitCode> {
             .map_err(|e| anyhow::anyhow!("leader election: {e}"))?;
         manager.leader_election = Some(le);
     }
+    if args.scale_out && manager.leader_election.is_none() {
+        bail!(
+            "--scale-out needs --leader-elect: the ranges are held through Leases as the leader's is"
+        );
+    }
+    manager.scale_out = args.scale_out;
     if let Some(shards) = args.shards {
         if shards == 0 {
             bail!("--shards must be at least 1");

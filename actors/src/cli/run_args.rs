@@ -150,6 +150,12 @@ pub struct RunArgs {
     /// only to show, in the leader scenario, the double leadership it prevents.
     #[arg(long, default_value = "true", action = clap::ArgAction::Set, value_parser = parse_go_bool, help_heading = "Leader election")]
     pub leader_elect_fencing: bool,
+    /// Scale-out: replicas split the namespaces into 64 ranges, each held through a Lease
+    /// (`<resource-name>-range-NN` beside the leader's), and each lists, watches (KEP-5866
+    /// `shardSelector`) and writes only its ranges' objects. Needs --leader-elect; every
+    /// replica runs with the same flags, and how many there are is found through the Leases.
+    #[arg(long, num_args = 0..=1, default_value = "false", default_missing_value = "true", value_parser = parse_go_bool, help_heading = "Leader election")]
+    pub scale_out: bool,
 
     /// Log format (upstream's --logging-format; --log-format is an alias).
     #[arg(long, visible_alias = "log-format", value_enum, default_value_t = LogFormat::Text, help_heading = "Logging")]

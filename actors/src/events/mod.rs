@@ -271,7 +271,10 @@ impl Sink {
     /// Sends one Event, trying again while the server cannot be reached, as `recordToSink`.
     async fn send(&mut self, mut event: Event, patch: Option<serde_json::Value>) {
         for attempt in 1..=self.options.max_tries.max(1) {
-            if !self.fence.allows(Instant::now()) {
+            if !self
+                .fence
+                .allows_in(&event.involved.namespace, Instant::now())
+            {
                 return;
             }
             self.limiter.acquire().await;

@@ -20,7 +20,8 @@ mod stream;
 pub use decode::{decode, describe};
 
 use crate::client::response::{ResponseError, fetch};
-use crate::paths::collection;
+use crate::paths::{collection, with_shard_selector};
+use crate::ranges::HeldRanges;
 use crate::rate_limit::TokenBucket;
 use crate::shard_actor::{ProbeRequest, Relisting, Replace, ShardActor};
 use actix::Addr;
@@ -96,6 +97,11 @@ pub struct InformerState {
     pub lenient: AtomicU64,
     /// Probes answered.
     pub probes: AtomicU64,
+    /// Bytes of watch lines read (events and bookmarks).
+    pub watch_bytes: AtomicU64,
+    /// Under scale-out: the server ignored the `shardSelector` (no `shardInfo` in its list), so
+    /// this informer filters by range on its own side, having received every object.
+    pub selector_fallback: AtomicBool,
     /// Lists refused because they were older than what the informer had already seen.
     pub stale_lists: AtomicU64,
     /// Why the last list or watch failed, and how many times in a row; cleared by a list
@@ -167,6 +173,11 @@ pub struct Informer {
     epoch: u64,
     /// Every revision a probe reads is learned here, for every shard.
     server_revision: Arc<crate::server_revision::ServerRevision>,
+    /// Under scale-out, the ranges this replica holds: the informer lists and watches only
+    /// their objects, and relists when they change.
+    ranges: Option<watch::Receiver<HeldRanges>>,
+    /// The ranges the current list and watch are for.
+    held: Option<HeldRanges>,
 }
 
 fn version_of(text: Option<&str>) -> Option<ResourceVersion> {
@@ -198,6 +209,8 @@ impl Informer {
             backoff: ReflectorBackoff::client_go(),
             resync: None,
             epoch: 0,
+            ranges: None,
+            held: None,
         }
     }
 
@@ -247,6 +260,48 @@ impl Informer {
     pub fn with_resync(mut self, resync: watch::Receiver<u64>) -> Self {
         self.resync = Some(resync);
         self
+    }
+
+    /// Lists and watches only the objects of the ranges `ranges` holds (with their
+    /// `shardSelector`, and filtered here too in case the server ignores it), and relists
+    /// whenever they change.
+    pub fn with_ranges(mut self, ranges: watch::Receiver<HeldRanges>) -> Self {
+        self.ranges = Some(ranges);
+        self
+    }
+
+    /// Whether `object` belongs to this replica (always, without scale-out).
+    fn keeps(&self, object: &Object) -> bool {
+        self.held
+            .as_ref()
+            .is_none_or(|held| held.contains_namespace(object.key().namespace()))
+    }
+
+    /// The `shardSelector` of the ranges held, under scale-out.
+    fn selector(&self) -> Option<&str> {
+        self.held.as_ref().and_then(|held| held.selector.as_deref())
+    }
+
+    /// Under scale-out with no range held: nothing of this resource belongs here.
+    fn holds_nothing(&self) -> bool {
+        self.held
+            .as_ref()
+            .is_some_and(|held| held.ranges.is_empty())
+    }
+
+    /// Notes whether the server honoured the `shardSelector` of a list (it answers with
+    /// `shardInfo`), saying so when that changes.
+    fn note_sharding(&self, honoured: bool) {
+        let was = self
+            .state
+            .selector_fallback
+            .swap(!honoured, Ordering::Relaxed);
+        if !honoured && !was {
+            tracing::warn!(resource = %self.resource, server = %self.server,
+                "the API server ignored the shardSelector (no shardInfo in its list: KEP-5866's ShardedListAndWatch is off); filtering by range here, so every replica receives every object");
+        } else if honoured && was {
+            tracing::info!(resource = %self.resource, "the API server honours the shardSelector again");
+        }
     }
 
     /// The informer's state, shared.
@@ -326,6 +381,7 @@ impl Informer {
     /// One page of the list, rate limited, its body read in full within the client's deadline.
     async fn page(&self, params: &ListParams) -> Result<bytes::Bytes, ListError> {
         let request = Request::new(collection(self.resource, None)).list(params)?;
+        let request = with_shard_selector(request, self.selector());
         self.limiter.acquire().await;
         Ok(fetch(&self.client, request, self.limits.list_page).await?)
     }
@@ -339,6 +395,12 @@ impl Informer {
     async fn list(&mut self) -> Result<String, ListError> {
         if let Some(resync) = &mut self.resync {
             self.epoch = *resync.borrow_and_update();
+        }
+        if let Some(ranges) = &mut self.ranges {
+            self.held = Some(ranges.borrow_and_update().clone());
+        }
+        if self.holds_nothing() {
+            return Ok(self.replace_with_nothing().await);
         }
         let mut per_shard: Vec<Vec<Object>> = vec![Vec::new(); self.shards.len()];
         let mut placements = Placements::new(&self.router);
@@ -360,10 +422,16 @@ impl Informer {
             let body = self.page(&params).await?;
             let text = page::LossyText::new(&body);
             let page = page::split(&text)?;
+            if token.is_none() && self.selector().is_some() {
+                self.note_sharding(page.shard_info);
+            }
             for item in &page.items {
                 let Some(object) = self.decode_item(item) else {
                     continue;
                 };
+                if !self.keeps(&object) {
+                    continue;
+                }
                 if self.resource.broadcast() {
                     for slot in per_shard.iter_mut() {
                         slot.push(object.clone());
@@ -403,6 +471,25 @@ impl Informer {
         self.state.synced.store(true, Ordering::Relaxed);
         tracing::info!(resource = %self.resource, %version, "list replaced in every shard");
         Ok(version)
+    }
+
+    /// Empties every shard's slice of this resource (a replica holding no range), with no
+    /// version: the next list, when a range is gained, brings one.
+    async fn replace_with_nothing(&mut self) -> String {
+        let sends = self.shards.iter().map(|shard| {
+            shard.send(Replace {
+                resource: self.resource,
+                objects: Vec::new(),
+                version: None,
+                epoch: self.epoch,
+            })
+        });
+        join_all(sends).await;
+        self.placements = Placements::new(&self.router);
+        self.state.lists.fetch_add(1, Ordering::Relaxed);
+        self.state.synced.store(true, Ordering::Relaxed);
+        tracing::info!(resource = %self.resource, "no range held: nothing listed");
+        String::new()
     }
 
     fn decode_item(&self, item: &page::Item<'_>) -> Option<Object> {

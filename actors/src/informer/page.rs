@@ -72,6 +72,9 @@ pub struct Page<'a> {
     pub continue_token: Option<String>,
     /// The items, in order.
     pub items: Vec<Item<'a>>,
+    /// The list carries `metadata.shardInfo`: the server applied the `shardSelector` asked for
+    /// (KEP-5866). A server without the feature ignores the selector and sends every object.
+    pub shard_info: bool,
 }
 
 /// Why a page could not be read at all.
@@ -105,6 +108,8 @@ struct Meta {
     resource_version: Option<String>,
     #[serde(default, rename = "continue")]
     continue_token: Option<String>,
+    #[serde(default)]
+    shard_info: Option<serde::de::IgnoredAny>,
 }
 
 /// Splits `body` (read with [`LossyText::new`]) into its items.
@@ -134,6 +139,7 @@ pub fn split<'a>(body: &'a LossyText<'_>) -> Result<Page<'a>, PageError> {
         resource_version: frame.metadata.resource_version,
         continue_token: frame.metadata.continue_token.filter(|c| !c.is_empty()),
         items,
+        shard_info: frame.metadata.shard_info.is_some(),
     })
 }
 
@@ -200,6 +206,16 @@ mod tests {
         let body = b"{\"metadata\":{\"resourceVersion\":\"9\xff\"},\"items\":[]}";
         let text = LossyText::new(body);
         assert!(matches!(split(&text), Err(PageError::InvalidUtf8)));
+    }
+
+    #[test]
+    fn a_sharded_list_says_so_with_its_shard_info() {
+        let sharded = LossyText::new(
+            br#"{"metadata":{"resourceVersion":"3","shardInfo":{"selector":"shardRange(object.metadata.namespace, '0x0', '0x8')"}},"items":[]}"#,
+        );
+        assert!(split(&sharded).expect("decodes").shard_info);
+        let plain = LossyText::new(br#"{"metadata":{"resourceVersion":"3"},"items":[]}"#);
+        assert!(!split(&plain).expect("decodes").shard_info);
     }
 
     #[test]

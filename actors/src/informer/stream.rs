@@ -7,7 +7,7 @@ use super::{
     WATCH_TIMEOUT_SECS, WatchEnd, version_of,
 };
 use crate::client::response::{json_error_site, read_at_most, status_error};
-use crate::paths::collection;
+use crate::paths::{collection, with_shard_selector};
 use crate::shard_actor::Batch;
 use futures::future::join_all;
 use kube::api::{WatchEvent, WatchParams};
@@ -32,6 +32,7 @@ impl Informer {
         let request = Request::new(collection(self.resource, None))
             .watch(&params, from)
             .map_err(|e| WatchEnd::Failed(format!("building the watch request: {e}")))?;
+        let request = with_shard_selector(request, self.selector());
         self.limiter.acquire().await;
         let response = self
             .client
@@ -66,6 +67,9 @@ impl Informer {
         from: &mut String,
         shutdown: &mut watch::Receiver<bool>,
     ) -> WatchEnd {
+        if self.holds_nothing() {
+            return self.wait_for_ranges(shutdown).await;
+        }
         let idle = self.limits.watch_idle;
         let mut lines = match tokio::time::timeout(idle, self.open_watch(from)).await {
             Ok(Ok(lines)) => lines,
@@ -86,6 +90,13 @@ impl Informer {
                     None => std::future::pending().await,
                 }
             };
+            let ranges_rx = self.ranges.as_mut();
+            let ranges_changed = async move {
+                match ranges_rx {
+                    Some(r) => r.changed().await.is_ok(),
+                    None => std::future::pending().await,
+                }
+            };
             let batch = tokio::select! {
                 batch = tokio::time::timeout(idle, lines.next_batch(MAX_BATCH)) => batch,
                 probe = self.probes.recv() => {
@@ -97,6 +108,7 @@ impl Informer {
                     continue;
                 }
                 true = resync => return WatchEnd::Relist { why: "a restarted shard needs its slice", backoff: false },
+                true = ranges_changed => return WatchEnd::Relist { why: "the ranges held changed", backoff: false },
                 _ = shutdown.changed() => return WatchEnd::Shutdown,
             };
             let batch = match batch {
@@ -126,6 +138,9 @@ impl Informer {
             let mut progress: Option<ResourceVersion> = None;
             let mut end = None;
             for line in batch {
+                self.state
+                    .watch_bytes
+                    .fetch_add(line.len() as u64, Ordering::Relaxed);
                 let (change, version) =
                     match serde_json::from_slice::<WatchEvent<Box<RawValue>>>(&line) {
                         Ok(WatchEvent::Added(raw) | WatchEvent::Modified(raw)) => {
@@ -176,6 +191,7 @@ impl Informer {
                     progress = Some(progress.map_or(v, |p| p.max(v)));
                     *from = v.to_string();
                 }
+                let change = change.filter(|c| self.keeps(c.object()));
                 if let Some(change) = change {
                     if self.resource.broadcast() {
                         for slot in per_shard.iter_mut() {
@@ -200,6 +216,21 @@ impl Informer {
             if let Some(end) = end {
                 return end;
             }
+        }
+    }
+
+    /// Holding no range, there is nothing to watch: waits until a range is gained (then
+    /// relists) or the manager stops.
+    async fn wait_for_ranges(&mut self, shutdown: &mut watch::Receiver<bool>) -> WatchEnd {
+        let Some(ranges) = self.ranges.as_mut() else {
+            return WatchEnd::Renew;
+        };
+        tokio::select! {
+            changed = ranges.changed() => match changed {
+                Ok(()) => WatchEnd::Relist { why: "the ranges held changed", backoff: false },
+                Err(_) => WatchEnd::Shutdown,
+            },
+            _ = shutdown.changed() => WatchEnd::Shutdown,
         }
     }
 

@@ -54,7 +54,9 @@ async fn healthz(State(state): State<MetricsState>) -> Response {
 }
 
 /// Ready when every cache has synced from a consistent list and, with leader election on, this
-/// process leads. The detail lists each check and why the manager is degraded, if it is.
+/// process leads; under scale-out, when it holds a range or leads (a replica holding no range
+/// yet has nothing to do). The detail lists each check, each range held, and why the manager is
+/// degraded, if it is.
 async fn readyz(State(state): State<MetricsState>) -> Response {
     let informers = state.informers();
     let mut detail = String::new();
@@ -71,13 +73,29 @@ async fn readyz(State(state): State<MetricsState>) -> Response {
         }
     }
     let leader = state.source.leader();
-    let leading = leader.acting();
+    let mut leading = leader.acting();
     if leader.enabled {
         detail.push_str(&format!(
             "[{}] leader ({})\n",
             if leading { "+" } else { "-" },
             leader.identity
         ));
+    }
+    if let Some(ranges) = state.source.ranges() {
+        let held = ranges.held.lock().clone();
+        detail.push_str(&format!(
+            "[{}] ranges held: {} of {}\n",
+            if held.is_empty() { "-" } else { "+" },
+            held.len(),
+            tidemark_engine::ranges::RANGES
+        ));
+        for range in &held {
+            detail.push_str(&format!("[+] range {:02}\n", range.0));
+        }
+        if let Some(why) = ranges.last_failure.lock().as_ref() {
+            detail.push_str(&format!("    {why}\n"));
+        }
+        leading = leading || !held.is_empty();
     }
     let mut shards_answer = false;
     let mut shards_up = false;

@@ -4,6 +4,7 @@
 
 mod cache;
 mod endpoints;
+mod scale_out;
 mod text_format;
 mod upstream;
 
@@ -40,6 +41,8 @@ struct InformerFigures {
     lists: u64,
     malformed: u64,
     stale_lists: u64,
+    watch_bytes: u64,
+    selector_fallback: bool,
     failure: Option<(u32, String)>,
 }
 
@@ -48,6 +51,7 @@ struct Scrape {
     stats: Option<Arc<ManagerStats>>,
     informers: Vec<InformerFigures>,
     lease: String,
+    ranges: Option<scale_out::RangeFigures>,
 }
 
 /// Encodes the last collected figures under the metric names operators' dashboards use.
@@ -456,6 +460,18 @@ impl TidemarkCollector {
             |i, m| m.count(&i.events)
         );
         per_resource!(
+            "tidemark_watch_bytes",
+            "Bytes of watch lines read (events and bookmarks)",
+            MetricType::Counter,
+            |i, m| m.count(&i.watch_bytes)
+        );
+        per_resource!(
+            "tidemark_shard_selector_fallback",
+            "1 when the API server ignored the shardSelector (KEP-5866 off) and this replica filters by range itself",
+            MetricType::Gauge,
+            |i, m| m.encode_gauge(&i64::from(i.selector_fallback))
+        );
+        per_resource!(
             "tidemark_lists",
             "Lists replaced into the shards (1 + relists)",
             MetricType::Counter,
@@ -484,7 +500,12 @@ impl Collector for TidemarkCollector {
             Self::encode_stats(stats, &mut encoder)?;
             upstream::encode_stale_sync_skips(stats, &mut encoder)?;
             upstream::encode_leader(stats, &scrape.lease, &mut encoder)?;
+            scale_out::encode_cached_objects(stats, &mut encoder)?;
         }
+        if let Some(ranges) = &scrape.ranges {
+            scale_out::encode_ranges(ranges, &mut encoder)?;
+        }
+        scale_out::encode_heap(&mut encoder)?;
         Self::encode_informers(&scrape.informers, &mut encoder)?;
         upstream::encode_store_resource_version(&scrape.informers, &mut encoder)?;
         upstream::encode_rest_client(&mut encoder)?;
@@ -534,6 +555,8 @@ impl MetricsState {
                 lists: s.lists.load(Ordering::Relaxed),
                 malformed: s.malformed.load(Ordering::Relaxed),
                 stale_lists: s.stale_lists.load(Ordering::Relaxed),
+                watch_bytes: s.watch_bytes.load(Ordering::Relaxed),
+                selector_fallback: s.selector_fallback.load(Ordering::Relaxed),
                 failure: s.last_failure.lock().clone(),
             })
             .collect()
@@ -546,6 +569,7 @@ impl MetricsState {
             scrape.stats = stats;
             scrape.informers = self.informers();
             scrape.lease = self.source.leader().lease.clone();
+            scrape.ranges = self.source.ranges().map(scale_out::RangeFigures::of);
         }
         let mut text = String::new();
         let encoded = prometheus_client::encoding::text::encode(&mut text, &self.registry);

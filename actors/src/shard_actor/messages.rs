@@ -69,6 +69,15 @@ pub struct Lead {
     pub destructive_from: Option<Instant>,
 }
 
+/// Under scale-out: whether this process is the manager-wide leader, which alone reconciles
+/// cluster-scoped keys (Nodes) while the ranges held decide the rest.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct LeadCluster {
+    /// This process holds the manager's Lease.
+    pub leading: bool,
+}
+
 /// This process is no longer leader: keep the cache warm, reconcile nothing.
 #[derive(Message)]
 #[rtype(result = "()")]

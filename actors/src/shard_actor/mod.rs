@@ -48,6 +48,9 @@ pub struct ShardActor {
     timer: Option<(Instant, SpawnHandle)>,
     outputs: Vec<Output>,
     leadership: Leadership,
+    /// Under scale-out, whether this process is the manager-wide leader (see
+    /// [`Shard::lead_cluster`]); kept so a restarted shard knows it.
+    cluster_leading: Option<bool>,
     supervisor: Option<Supervisor>,
     /// Ids are tagged with the shard's generation even unsupervised (generation 0).
     ids: Supervision,
@@ -86,6 +89,7 @@ impl ShardActor {
             timer: None,
             outputs: Vec::new(),
             leadership,
+            cluster_leading: None,
             supervisor: None,
             ids: Supervision::new(Vec::new()),
             server_revision: None,
@@ -150,6 +154,9 @@ impl ShardActor {
         match self.leadership {
             Leadership::Leading(revision) => fresh.lead(revision, now),
             Leadership::Following => fresh.follow(),
+        }
+        if let Some(leading) = self.cluster_leading {
+            fresh.lead_cluster(leading, now);
         }
         tracing::error!(shard = self.shard.id().0, restarts = supervisor.state.restarts(), %reason,
             relist_in_ms = delay.as_millis() as u64,
@@ -394,6 +401,26 @@ impl Handler<Lead> for ShardActor {
             }
             shard.lead(msg.revision, now)
         });
+        self.pump(ctx);
+    }
+}
+
+impl Handler<LeadCluster> for ShardActor {
+    type Result = ();
+    fn handle(&mut self, msg: LeadCluster, ctx: &mut Self::Context) {
+        tracing::info!(
+            shard = self.shard.id().0,
+            leading = msg.leading,
+            "cluster-scoped keys: {}",
+            if msg.leading {
+                "reconciled here, the manager-wide leader"
+            } else {
+                "left to the manager-wide leader"
+            }
+        );
+        self.cluster_leading = Some(msg.leading);
+        let now = Instant::now();
+        self.guard(ctx, |shard, _| shard.lead_cluster(msg.leading, now));
         self.pump(ctx);
     }
 }

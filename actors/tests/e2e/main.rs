@@ -16,6 +16,7 @@ mod nodelifecycle_e2e;
 mod observability;
 mod output;
 mod replicaset_e2e;
+mod scale_out_e2e;
 mod secure_serving;
 mod serving_limits;
 mod shard_restart;

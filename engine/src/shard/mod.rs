@@ -52,6 +52,10 @@ pub struct Shard {
     fired: Vec<Fired>,
     barriers: Barriers,
     leading: bool,
+    /// Under scale-out, whether this process is the manager-wide leader, which alone reconciles
+    /// cluster-scoped keys (Nodes) while `leading` follows the ranges held; `None` otherwise
+    /// (`leading` covers every key).
+    cluster_leading: Option<bool>,
     hold: Option<ResourceVersion>,
     acked: PerResource<BTreeMap<(ResourceVersion, u64), (usize, Instant)>>,
     router: Option<ShardRouter>,
@@ -95,6 +99,7 @@ impl Shard {
             fired: Vec::new(),
             barriers: Barriers::default(),
             leading: true,
+            cluster_leading: None,
             hold: None,
             acked: PerResource::default(),
             router: None,
@@ -244,6 +249,36 @@ impl Shard {
         self.leading = false;
         for c in &mut self.controllers {
             c.proofs.revoke_all();
+        }
+    }
+
+    /// Under scale-out: whether this process is the manager-wide leader, the only one that
+    /// reconciles cluster-scoped keys. Becoming it queues those keys; ceasing revokes their
+    /// proofs, since the next leader may write from now on.
+    pub fn lead_cluster(&mut self, leading: bool, now: Instant) {
+        self.cluster_leading = Some(leading);
+        for c in &mut self.controllers {
+            if c.reconciler.primary().namespaced() {
+                continue;
+            }
+            if !leading {
+                c.proofs.revoke_all();
+                continue;
+            }
+            for key in self.cache.keys(c.reconciler.primary()) {
+                if Self::owns(self.router.as_ref(), self.id, &key) {
+                    c.queue.add(&key, now);
+                }
+            }
+        }
+    }
+
+    /// Whether `c` may reconcile: by the shard's leadership, or for a cluster-scoped primary
+    /// under scale-out, by the manager-wide one.
+    fn leads(&self, c: &Controller) -> bool {
+        match self.cluster_leading {
+            Some(cluster) if !c.reconciler.primary().namespaced() => cluster,
+            _ => self.leading,
         }
     }
 

@@ -96,7 +96,7 @@ impl Shard {
     fn controller_facts(&self, c: &Controller) -> Facts {
         let reads = c.reconciler.reads();
         Facts {
-            leading: self.leading,
+            leading: self.leads(c),
             synced: reads.iter().all(|r| *self.synced.get(*r)),
             takeover_pending: self.hold.is_some_and(|hold| {
                 !reads

@@ -1,90 +1,8 @@
-//! Scale-out's keyspace, sans-IO: the ring of 64-bit FNV-1a hashes of a namespace cut into
-//! [`RANGES`] fixed ranges, the `shardSelector` (KEP-5866) that asks the API server for some of
-//! them, and the plan that spreads them over the replicas that hold range Leases.
-//!
-//! Each range has a Lease of its own, elected as leader election elects the manager's (an
-//! [`crate::leader_election::Elector`] per range, so a replica stops writing for a range before
-//! its Lease can expire). This module decides only *which* ranges a replica contends for: about
-//! `RANGES / replicas` each, where the replicas are the holders of live range Leases and of the
-//! live membership Leases (a replica that holds no range yet still counts). Hashing by namespace
-//! keeps a Pod and its owner on one replica.
+//! Which ranges a replica contends for: about `RANGES / replicas`, moving as few as a join or
+//! a leave needs.
 
+use crate::ranges::RangeId;
 use std::collections::BTreeSet;
-
-/// How many ranges the ring is cut into: enough that 1, 2, 3, 4, 8 or 16 replicas each get an
-/// even or nearly even share, few enough that a replica renews its Leases cheaply.
-pub const RANGES: u16 = 64;
-
-/// One of the [`RANGES`] equal ranges of the hash ring.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct RangeId(pub u16);
-
-/// The width of one range in hashes.
-const WIDTH: u128 = (1u128 << 64) / RANGES as u128;
-
-impl RangeId {
-    /// The range a hash falls in.
-    pub fn of(hash: u64) -> Self {
-        Self((u128::from(hash) / WIDTH) as u16)
-    }
-
-    /// The range of a namespace (its FNV-1a 64 hash, as the API server computes it).
-    pub fn of_namespace(namespace: &str) -> Self {
-        Self::of(fnv1a64(namespace))
-    }
-
-    /// The first hash in the range and the first past it (2^64 for the last).
-    pub fn bounds(self) -> (u64, u128) {
-        let start = u128::from(self.0) * WIDTH;
-        (start as u64, start + WIDTH)
-    }
-
-    /// The name of the range's Lease: `<prefix>-range-07`.
-    pub fn lease_name(self, prefix: &str) -> String {
-        format!("{prefix}-range-{:02}", self.0)
-    }
-}
-
-/// 64-bit FNV-1a, the hash KEP-5866 shards by.
-pub fn fnv1a64(text: &str) -> u64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in text.bytes() {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    hash
-}
-
-/// The `shardSelector` asking for `ranges` by namespace, neighbours merged into one
-/// `shardRange`; `None` for no range (a replica holding nothing lists nothing).
-///
-/// ```
-/// use tidemark_engine::ranges::{RangeId, shard_selector};
-///
-/// let first_half: Vec<RangeId> = (0..32).map(RangeId).collect();
-/// assert_eq!(
-///     shard_selector(&first_half).as_deref(),
-///     Some("shardRange(object.metadata.namespace, '0x0000000000000000', '0x8000000000000000')")
-/// );
-/// ```
-pub fn shard_selector(ranges: &[RangeId]) -> Option<String> {
-    let sorted: BTreeSet<RangeId> = ranges.iter().copied().collect();
-    let mut spans: Vec<(u64, u128)> = Vec::new();
-    for range in sorted {
-        let (start, end) = range.bounds();
-        match spans.last_mut() {
-            Some(last) if last.1 == u128::from(start) => last.1 = end,
-            _ => spans.push((start, end)),
-        }
-    }
-    let terms: Vec<String> = spans
-        .iter()
-        .map(|(start, end)| {
-            format!("shardRange(object.metadata.namespace, '0x{start:016x}', '0x{end:016x}')")
-        })
-        .collect();
-    (!terms.is_empty()).then(|| terms.join(" || "))
-}
 
 /// What a replica sees of one range's Lease.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -163,6 +81,7 @@ pub fn plan(me: &str, holders: &[RangeHolder], members: &BTreeSet<String>) -> Ra
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ranges::RANGES;
 
     fn members(names: &[&str]) -> BTreeSet<String> {
         names.iter().map(|n| n.to_string()).collect()
@@ -205,34 +124,6 @@ mod tests {
             .iter()
             .filter(|h| matches!(h, RangeHolder::Live(x) if x == who))
             .count()
-    }
-
-    #[test]
-    fn the_ranges_cover_the_ring_end_to_end_and_a_hash_falls_in_its_own() {
-        assert_eq!(RangeId(0).bounds().0, 0);
-        assert_eq!(RangeId(RANGES - 1).bounds().1, 1u128 << 64);
-        for i in 1..RANGES {
-            assert_eq!(u128::from(RangeId(i).bounds().0), RangeId(i - 1).bounds().1);
-        }
-        for ns in ["default", "kube-system", "team-a", ""] {
-            let hash = fnv1a64(ns);
-            let (start, end) = RangeId::of(hash).bounds();
-            assert!(start <= hash && u128::from(hash) < end, "{ns}");
-        }
-        assert_eq!(fnv1a64("a"), 0xaf63_dc4c_8601_ec8c);
-    }
-
-    #[test]
-    fn a_selector_merges_neighbours_and_ors_the_rest() {
-        let picked = [RangeId(0), RangeId(1), RangeId(63)];
-        assert_eq!(
-            shard_selector(&picked).as_deref(),
-            Some(
-                "shardRange(object.metadata.namespace, '0x0000000000000000', '0x0800000000000000') || \
-                 shardRange(object.metadata.namespace, '0xfc00000000000000', '0x10000000000000000')"
-            )
-        );
-        assert_eq!(shard_selector(&[]), None);
     }
 
     #[test]
