@@ -282,6 +282,13 @@ impl Informer {
         self.held.as_ref().and_then(|held| held.selector.as_deref())
     }
 
+    /// Under scale-out: the ranges held changed since the current list.
+    fn ranges_moved(&self) -> bool {
+        self.ranges
+            .as_ref()
+            .is_some_and(|r| r.has_changed().unwrap_or(false))
+    }
+
     /// Under scale-out with no range held: nothing of this resource belongs here.
     fn holds_nothing(&self) -> bool {
         self.held

@@ -70,6 +70,12 @@ impl Informer {
         if self.holds_nothing() {
             return self.wait_for_ranges(shutdown).await;
         }
+        if self.ranges_moved() {
+            return WatchEnd::Relist {
+                why: "the ranges held changed",
+                backoff: false,
+            };
+        }
         let idle = self.limits.watch_idle;
         let mut lines = match tokio::time::timeout(idle, self.open_watch(from)).await {
             Ok(Ok(lines)) => lines,
@@ -135,6 +141,14 @@ impl Informer {
                 Ok(Ok(batch)) => batch,
             };
             lines_seen = true;
+            // A batch read after the ranges changed must not move the watermark of a cache that
+            // still holds the old ranges: the shards would take it for the takeover's.
+            if self.ranges_moved() {
+                return WatchEnd::Relist {
+                    why: "the ranges held changed",
+                    backoff: false,
+                };
+            }
             let mut progress: Option<ResourceVersion> = None;
             let mut end = None;
             for line in batch {

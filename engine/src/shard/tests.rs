@@ -694,6 +694,23 @@ mod node_lifecycle {
     }
 
     #[test]
+    fn under_scale_out_only_the_manager_wide_leader_looks_at_nodes() {
+        let t0 = Instant::now();
+        let mut s = listed(true, t0);
+        s.lead_cluster(false, t0);
+        let late = t0 + Duration::from_secs(41);
+        assert!(
+            outputs(&mut s, late).is_empty(),
+            "a replica that does not lead leaves the silent Node alone"
+        );
+        s.lead_cluster(true, late);
+        assert!(
+            barrier(&outputs(&mut s, late)).is_some(),
+            "the leader looks at it at once (it asks for proof first)"
+        );
+    }
+
+    #[test]
     fn a_lease_watch_lagging_past_the_grace_period_marks_nothing_once_the_barrier_is_passed() {
         let t0 = Instant::now();
         let mut s = listed(true, t0);
