@@ -3,7 +3,7 @@
 use crate::action::Plan;
 use crate::cache::ShardCache;
 use crate::key::ObjectKey;
-use crate::object::Object;
+use crate::object::{Object, PodView};
 use crate::resource::Resource;
 
 pub use crate::reconcile_error::ReconcileError;
@@ -119,6 +119,13 @@ pub trait Reconciler: Send + 'static {
     /// Keys found in the cache that depend on a cluster-wide `object` (a Node concerns every
     /// DaemonSet); none by default.
     fn keys_for_cache(&self, _object: &Object, _cache: &ShardCache, _keys: &mut Vec<ObjectKey>) {}
+    /// Whether a Pod that changed from `previous` to `pod` (same UID, still cached) can change
+    /// this controller's decision or the status it writes: only then are its keys queued. By
+    /// default, any change but the resourceVersion (a Pod's projection holds only what some
+    /// controller reads).
+    fn pod_change_matters(&self, previous: &PodView, pod: &PodView) -> bool {
+        !previous.same_except_version(pod)
+    }
     /// Whether every destructive decision needs its own barrier, not only the first one of a key
     /// (time-based decisions: "not renewed for 40 s" is only true if the cache is current now).
     fn proof_per_decision(&self) -> bool {

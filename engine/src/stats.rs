@@ -13,6 +13,8 @@ pub struct ControllerStats {
     pub controller: &'static str,
     /// Reconciles run.
     pub reconciles: u64,
+    /// Pod events that queued nothing for this controller: nothing it reads had changed.
+    pub unchanged_pod_events: u64,
     /// Reconciles that returned an error.
     pub reconcile_errors: u64,
     /// Reconciles that panicked (caught by the shard: counted in `reconcile_errors` too).
@@ -100,6 +102,7 @@ impl ControllerStats {
         Self {
             controller,
             reconciles: 0,
+            unchanged_pod_events: 0,
             reconcile_errors: 0,
             reconcile_panics: 0,
             malformed_skips: 0,
@@ -166,6 +169,7 @@ impl ControllerStats {
     /// Adds `other`'s figures (from another shard) to these.
     pub fn merge(&mut self, other: &ControllerStats) {
         self.reconciles += other.reconciles;
+        self.unchanged_pod_events += other.unchanged_pod_events;
         self.reconcile_errors += other.reconcile_errors;
         self.reconcile_panics += other.reconcile_panics;
         self.stale_sync_skips += other.stale_sync_skips;

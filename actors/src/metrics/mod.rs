@@ -178,6 +178,12 @@ impl TidemarkCollector {
             |c, m| m.encode_gauge(&c.longest_running.as_secs_f64())
         );
         family!(
+            "tidemark_unchanged_pod_events",
+            "Pod events that queued nothing for the controller: nothing it reads of the Pod had changed",
+            MetricType::Counter,
+            |c, m| m.count(&c.unchanged_pod_events)
+        );
+        family!(
             "tidemark_parked_keys",
             "Keys parked until their cache catches up with their writes",
             MetricType::Gauge,

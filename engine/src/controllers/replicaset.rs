@@ -36,6 +36,22 @@ impl Reconciler for ReplicaSetController {
         &[Resource::ReplicaSets, Resource::Pods]
     }
 
+    /// What a ReplicaSet reads of its Pods: which are its own or could be adopted (labels,
+    /// controller), which are active (phase, deletion), and its status counts (labels for
+    /// `fullyLabeledReplicas`, Ready and since when for `readyReplicas` and
+    /// `availableReplicas`, deletion for `terminatingReplicas`); a malformed Pod stops it. A
+    /// restart or a node assignment only reorders which Pods a scale-down would pick, which the
+    /// reconcile of that scale-down reads from the cache when it comes.
+    fn pod_change_matters(&self, previous: &PodView, pod: &PodView) -> bool {
+        previous.labels != pod.labels
+            || previous.controller != pod.controller
+            || previous.phase != pod.phase
+            || previous.terminating != pod.terminating
+            || previous.ready != pod.ready
+            || previous.ready_since != pod.ready_since
+            || previous.malformed != pod.malformed
+    }
+
     fn keys_for(&self, object: &Object, keys: &mut SmallVec<[ObjectKey; 2]>) {
         match object {
             Object::ReplicaSet(rs) => keys.push(rs.key.clone()),

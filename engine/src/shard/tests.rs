@@ -6,6 +6,9 @@ mod staleness;
 #[path = "adoption_tests.rs"]
 mod adoption;
 
+#[path = "pod_events_tests.rs"]
+mod pod_events;
+
 use super::*;
 use crate::action::Action;
 use crate::controllers::replicaset::ReplicaSetController;

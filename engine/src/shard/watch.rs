@@ -14,8 +14,27 @@ use std::time::{Duration, Instant};
 
 impl Shard {
     fn enqueue_for(&mut self, object: &Object, now: Instant) {
+        self.enqueue_changed(object, None, now);
+    }
+
+    /// Queues the keys that depend on `object`, which replaced `previous` in the cache; a
+    /// controller for which a Pod's change cannot matter
+    /// ([`Reconciler::pod_change_matters`]) is left alone.
+    fn enqueue_changed(&mut self, object: &Object, previous: Option<&Object>, now: Instant) {
         let mut keys: SmallVec<[ObjectKey; 2]> = SmallVec::new();
+        let pods = match (previous, object) {
+            (Some(Object::Pod(before)), Object::Pod(after)) if before.uid == after.uid => {
+                Some((before, after))
+            }
+            _ => None,
+        };
         for c in &mut self.controllers {
+            if let Some((before, after)) = pods
+                && !c.reconciler.pod_change_matters(before, after)
+            {
+                c.stats.unchanged_pod_events += 1;
+                continue;
+            }
             keys.clear();
             c.reconciler.keys_for(object, &mut keys);
             for key in &keys {
@@ -104,8 +123,8 @@ impl Shard {
                 if created {
                     self.observe_created(&object, now);
                 }
-                self.enqueue_for(&object, now);
                 let previous = self.cache.apply(object.clone());
+                self.enqueue_changed(&object, previous.as_ref(), now);
                 if resource == Resource::Leases
                     && previous.as_ref().map(Object::resource_version)
                         != Some(object.resource_version())

@@ -156,6 +156,47 @@ fn completion_index(text: &str) -> Option<u32> {
 }
 
 impl PodView {
+    /// Whether `other` is this Pod with nothing but its resourceVersion changed: no controller
+    /// reads anything else of a Pod, so such an event (a container's state, an annotation,
+    /// managedFields) cannot change any decision.
+    pub fn same_except_version(&self, other: &PodView) -> bool {
+        let PodView {
+            key,
+            uid,
+            resource_version: _,
+            labels,
+            controller,
+            node_name,
+            phase,
+            ready,
+            ready_since,
+            restarts,
+            created,
+            terminating,
+            job_tracking,
+            completion_index,
+            index_failures,
+            malformed,
+            failure,
+        } = self;
+        *key == other.key
+            && *uid == other.uid
+            && *labels == other.labels
+            && *controller == other.controller
+            && *node_name == other.node_name
+            && *phase == other.phase
+            && *ready == other.ready
+            && *ready_since == other.ready_since
+            && *restarts == other.restarts
+            && *created == other.created
+            && *terminating == other.terminating
+            && *job_tracking == other.job_tracking
+            && *completion_index == other.completion_index
+            && *index_failures == other.index_failures
+            && *malformed == other.malformed
+            && *failure == other.failure
+    }
+
     /// The key of this Pod's controlling owner, if it is of `kind` (owners of namespaced
     /// dependents live in the same namespace): the key a controller of `kind` reconciles.
     pub fn owner_key(&self, kind: &str) -> Option<ObjectKey> {
