@@ -237,7 +237,9 @@ impl RangeLeases {
         for (write, result) in writes.iter().zip(results) {
             match result {
                 Ok(version) => {
-                    if let WritePurpose::Acquire(_) = write.purpose
+                    // A range can be gained by a renewal too (its fence had run out while no
+                    // one took it): any range write this round may start a takeover.
+                    if let WritePurpose::Acquire(_) | WritePurpose::Renew(_) = write.purpose
                         && let Ok(v) = ResourceVersion::parse(&version)
                     {
                         takeover = Some(takeover.map_or(v, |t| t.max(v)));
