@@ -94,6 +94,8 @@ mod tests {
             node_taintings: Vec::new(),
             manager_log: "/tmp/tidemark-0.log".into(),
             requests: Vec::new(),
+            replicas: Vec::new(),
+            watch_traffic: Default::default(),
         }
     }
 
