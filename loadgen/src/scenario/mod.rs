@@ -478,8 +478,7 @@ impl Scenario {
         }
         let spread = w.set_namespaces();
         if let Some(e) = self.events.iter().find(|e| {
-            e.to
-                .as_deref()
+            e.to.as_deref()
                 .is_some_and(|to| spread.of_set(to) != spread.of_set(&e.from))
         }) {
             return Some(format!(
@@ -488,7 +487,11 @@ impl Scenario {
             ));
         }
         let mut added = Vec::new();
-        for f in self.faults.iter().filter(|f| f.kind == FaultKind::AddManager) {
+        for f in self
+            .faults
+            .iter()
+            .filter(|f| f.kind == FaultKind::AddManager)
+        {
             let index = f.target.as_deref().and_then(|t| t.parse::<usize>().ok());
             match index {
                 Some(i) if i < self.manager.replicas.max(1) && !added.contains(&i) => added.push(i),
@@ -681,11 +684,14 @@ mod tests {
     fn range_single_writer_is_known_and_needs_scale_out() {
         let checked = String::from(
             "name='x'\n[manager]\nscale_out=true\n[workload]\nreplicasets=1\nsteps=[1]\nstep_every_seconds=1\n\
-             [invariants]\ncheck=['range-single-writer', 'liveness']\nconvergence_bound_seconds=1\n"
+             [invariants]\ncheck=['range-single-writer', 'liveness']\nconvergence_bound_seconds=1\n",
         );
         let s = Scenario::parse(&checked, Path::new("x")).expect("parses");
         assert!(s.manager.scale_out);
-        assert!(s.server.sharded_list_and_watch, "KEP-5866 on unless turned off");
+        assert!(
+            s.server.sharded_list_and_watch,
+            "KEP-5866 on unless turned off"
+        );
         let without = checked.replace("scale_out=true", "scale_out=false");
         let err = Scenario::parse(&without, Path::new("x")).expect_err("needs scale-out");
         assert!(err.to_string().contains("scale_out"), "{err}");

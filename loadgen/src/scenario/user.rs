@@ -183,21 +183,20 @@ impl<'a> User<'a> {
                 ))
             }
             EventVerb::RollOut => {
-                let updated =
-                    self.server
-                        .update_with(resource, namespace, &event.from, |set| {
-                            let template = &mut set["spec"]["template"];
-                            if !template.is_object() {
-                                return;
-                            }
-                            let generation = template["metadata"]["annotations"]
-                                [ROLLOUT_ANNOTATION]
-                                .as_str()
-                                .and_then(|n| n.parse::<u64>().ok())
-                                .unwrap_or(0);
-                            template["metadata"]["annotations"][ROLLOUT_ANNOTATION] =
-                                Value::from((generation + 1).to_string());
-                        })?;
+                let updated = self
+                    .server
+                    .update_with(resource, namespace, &event.from, |set| {
+                        let template = &mut set["spec"]["template"];
+                        if !template.is_object() {
+                            return;
+                        }
+                        let generation = template["metadata"]["annotations"][ROLLOUT_ANNOTATION]
+                            .as_str()
+                            .and_then(|n| n.parse::<u64>().ok())
+                            .unwrap_or(0);
+                        template["metadata"]["annotations"][ROLLOUT_ANNOTATION] =
+                            Value::from((generation + 1).to_string());
+                    })?;
                 let generation =
                     &updated["spec"]["template"]["metadata"]["annotations"][ROLLOUT_ANNOTATION];
                 Ok(format!(

@@ -332,6 +332,10 @@ mod tests {
         assert_eq!(eight.of_set("sts-15"), "stress-7");
         assert_eq!(eight.all().len(), 8);
         assert!(eight.contains("stress-3"));
-        assert!(!eight.contains("stress") && !eight.contains("stress-8") && !eight.contains("stress-03"));
+        assert!(
+            !eight.contains("stress")
+                && !eight.contains("stress-8")
+                && !eight.contains("stress-03")
+        );
     }
 }

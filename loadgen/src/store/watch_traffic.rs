@@ -69,11 +69,7 @@ impl WatchTraffic {
     ) -> Arc<WatchCounter> {
         self.counters
             .lock()
-            .entry((
-                resource,
-                shard_selector.to_string(),
-                user_agent.to_string(),
-            ))
+            .entry((resource, shard_selector.to_string(), user_agent.to_string()))
             .or_default()
             .clone()
     }

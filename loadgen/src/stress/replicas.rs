@@ -87,7 +87,11 @@ fn scraped_into(body: &str, report: &mut ReplicaReport) {
 
 /// Each manager slot's report: the server's watch traffic to its incarnations, and what the
 /// scrape of its last one read.
-pub fn received(server: &ApiServer, managers: &Managers, scraped: &[Scraped]) -> Vec<ReplicaReport> {
+pub fn received(
+    server: &ApiServer,
+    managers: &Managers,
+    scraped: &[Scraped],
+) -> Vec<ReplicaReport> {
     let by_client = server.watch_traffic_by_client();
     (0..managers.len())
         .map(|index| {
@@ -178,7 +182,10 @@ tidemark_shard_selector_fallback{resource=\"replicasets\"} 0
         assert_eq!(report.ranges_held, Some(16));
         assert_eq!(report.range_handovers.get("acquired"), Some(&17));
         assert_eq!(report.range_handovers.get("lost"), Some(&1));
-        assert_eq!(report.shard_selector_fallback, Some(vec!["pods".to_string()]));
+        assert_eq!(
+            report.shard_selector_fallback,
+            Some(vec!["pods".to_string()])
+        );
     }
 
     #[test]
