@@ -5,6 +5,7 @@
 
 use crate::apiserver::server::ApiServer;
 use crate::oracle::leadership::identity_of;
+use crate::store::watch_traffic::ClientWatchFigures;
 use crate::stress::managers::Managers;
 use crate::stress::report::{
     ClientWatchReport, ReplicaReport, SelectorWatchReport, WatchTrafficReport,
@@ -85,6 +86,29 @@ fn scraped_into(body: &str, report: &mut ReplicaReport) {
     }
 }
 
+/// Adds to `report` the watch traffic of the clients whose User-Agent names one of
+/// `incarnations`.
+fn attribute(
+    by_client: &[ClientWatchFigures],
+    incarnations: &[String],
+    report: &mut ReplicaReport,
+) {
+    for f in by_client {
+        let ours =
+            identity_of(&f.user_agent).is_some_and(|id| incarnations.iter().any(|i| i == id));
+        if ours {
+            report.server_watch_events += f.events;
+            report.server_watch_bytes += f.bytes;
+            let count = report
+                .server_watch_by_resource
+                .entry(f.resource.plural().to_string())
+                .or_default();
+            count.events += f.events;
+            count.bytes += f.bytes;
+        }
+    }
+}
+
 /// Each manager slot's report: the server's watch traffic to its incarnations, and what the
 /// scrape of its last one read.
 pub fn received(
@@ -101,20 +125,7 @@ pub fn received(
                 running_at_end: managers.is_running(index),
                 ..ReplicaReport::default()
             };
-            for f in &by_client {
-                let ours = identity_of(&f.user_agent)
-                    .is_some_and(|id| incarnations.iter().any(|i| i == id));
-                if ours {
-                    report.server_watch_events += f.events;
-                    report.server_watch_bytes += f.bytes;
-                    let count = report
-                        .server_watch_by_resource
-                        .entry(f.resource.plural().to_string())
-                        .or_default();
-                    count.events += f.events;
-                    count.bytes += f.bytes;
-                }
-            }
+            attribute(&by_client, &incarnations, &mut report);
             if let Some(s) = scraped
                 .iter()
                 .find(|s| incarnations.last() == Some(&s.identity))
@@ -156,6 +167,7 @@ pub fn server_watch_traffic(server: &ApiServer) -> WatchTrafficReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::resource::Resource;
 
     const BODY: &str = "\
 # HELP tidemark_watch_events Watch events delivered to the shards
@@ -186,6 +198,30 @@ tidemark_shard_selector_fallback{resource=\"replicasets\"} 0
             report.shard_selector_fallback,
             Some(vec!["pods".to_string()])
         );
+    }
+
+    #[test]
+    fn a_restarted_replica_is_sent_what_its_incarnations_were_and_nothing_of_the_others() {
+        let figures = |agent: &str, resource, events| ClientWatchFigures {
+            user_agent: agent.into(),
+            resource,
+            events,
+            bytes: events * 100,
+        };
+        let by_client = vec![
+            figures("tidemark/0.1.0 (tidemark-1.1)", Resource::Pods, 10),
+            figures("tidemark/0.1.0 (tidemark-1.2)", Resource::Pods, 5),
+            figures("tidemark/0.1.0 (tidemark-1.2)", Resource::ReplicaSets, 2),
+            figures("tidemark/0.1.0 (tidemark-11.1)", Resource::Pods, 70),
+            figures("kubectl/v1.36", Resource::Pods, 90),
+        ];
+        let mut report = ReplicaReport::default();
+        let incarnations = ["tidemark-1.1".to_string(), "tidemark-1.2".to_string()];
+        attribute(&by_client, &incarnations, &mut report);
+        assert_eq!(report.server_watch_events, 17);
+        assert_eq!(report.server_watch_bytes, 1700);
+        let pods = report.server_watch_by_resource.get("pods");
+        assert_eq!(pods.map(|c| c.events), Some(15));
     }
 
     #[test]
