@@ -181,7 +181,7 @@ async fn dispatch(app: &App, req: Request) -> Result<Response, ApiError> {
         } => {
             let query = Query::parse(&parts.uri)?;
             match (method, &namespace) {
-                (Method::GET, _) => list_or_watch(app, resource, namespace, &query).await,
+                (Method::GET, _) => list_or_watch(app, resource, namespace, &query, ua).await,
                 (Method::POST, ns) if ns.is_some() || !resource.namespaced() => {
                     require_json(&parts.headers)?;
                     let body = parse_json(&read_body(body, &parts.headers).await?)?;
@@ -366,6 +366,7 @@ async fn list_or_watch(
     resource: Resource,
     namespace: Option<String>,
     q: &Query,
+    user_agent: Option<&str>,
 ) -> Result<Response, ApiError> {
     let mut selectors =
         Selectors::parse_for(resource, q.get("labelSelector"), q.get("fieldSelector"))?;
@@ -422,6 +423,7 @@ async fn list_or_watch(
             bookmarks: q.flag("allowWatchBookmarks"),
             initial_events_end: send_initial,
             timeout,
+            user_agent: user_agent.unwrap_or_default().to_string(),
         };
         return Ok(json_response(
             StatusCode::OK,

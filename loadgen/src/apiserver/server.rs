@@ -27,7 +27,7 @@ use crate::rbac::UserInfo;
 use crate::resource::Resource;
 use crate::store::deletion::{DeleteOptions, Deleted};
 use crate::store::watch_stream::WatchContext;
-use crate::store::watch_traffic::{WatchFigures, WatchTraffic};
+use crate::store::watch_traffic::{ClientWatchFigures, WatchFigures, WatchTraffic};
 use crate::store::{LOADGEN_USER_AGENT, Preconditions, Store};
 
 /// A failure to start the server.
@@ -535,6 +535,11 @@ impl ApiServer {
     /// What the watches sent so far, per resource and `shardSelector`.
     pub fn watch_traffic(&self) -> Vec<WatchFigures> {
         self.traffic.figures()
+    }
+
+    /// What the watches sent so far, per client (`User-Agent`) and resource.
+    pub fn watch_traffic_by_client(&self) -> Vec<ClientWatchFigures> {
+        self.traffic.by_client()
     }
 
     /// Every committed write, in revision order.

@@ -3,6 +3,7 @@
 
 pub mod adoption;
 pub mod catalog;
+pub mod invariants;
 pub mod takeover;
 pub mod timeline;
 pub mod user;
@@ -14,7 +15,7 @@ use std::time::Duration;
 
 use crate::resource::Resource;
 pub use crate::scenario::workload::{
-    Amount, EventVerb, ROLLOUT_ANNOTATION, Workload, WorkloadEvent, WorkloadKind,
+    Amount, EventVerb, ROLLOUT_ANNOTATION, SetNamespaces, Workload, WorkloadEvent, WorkloadKind,
 };
 
 /// Why a scenario could not be loaded.
@@ -100,6 +101,14 @@ pub struct ServerSettings {
     /// How often node Leases are renewed.
     #[serde(default = "default_lease_renew_ms")]
     pub lease_renew_interval_ms: u64,
+    /// KEP-5866's `ShardedListAndWatch` (on by default): off, the server ignores
+    /// `shardSelector` and a manager must filter what it receives on its own side.
+    #[serde(default = "default_true")]
+    pub sharded_list_and_watch: bool,
+}
+
+fn default_true() -> bool {
+    true
 }
 
 fn default_nodes() -> usize {
@@ -123,6 +132,7 @@ impl Default for ServerSettings {
             bookmark_interval_ms: default_bookmark_ms(),
             nodes: default_nodes(),
             lease_renew_interval_ms: default_lease_renew_ms(),
+            sharded_list_and_watch: true,
         }
     }
 }
@@ -168,6 +178,11 @@ pub struct ManagerSettings {
     /// (the leader's write fence).
     #[serde(default = "default_protections")]
     pub protections: Vec<Protection>,
+    /// `--scale-out true`: the managers split the namespaces' 64 ranges between them, each
+    /// range owned through a Lease `kube-system/tidemark-range-NN` (needs `leader_elect`).
+    /// Off, the flag is not passed at all.
+    #[serde(default)]
+    pub scale_out: bool,
 }
 
 /// A protection `--gate off` can turn off.
@@ -230,6 +245,7 @@ impl Default for ManagerSettings {
             controllers: None,
             node_monitor_grace_seconds: default_grace(),
             node_eviction_rate: default_eviction_rate(),
+            scale_out: false,
         }
     }
 }
@@ -268,6 +284,9 @@ pub enum FaultKind {
     KillManager,
     /// The `target` manager gets SIGSTOP at the start and SIGCONT at the end.
     PauseManager,
+    /// The manager `target` (an index) is not started with the others but at the start: a
+    /// replica joining the running ones.
+    AddManager,
     /// `count` objects of `resource` (an owner kind or Nodes) get a decisive field of the wrong
     /// type at the start, written past validation as a broken client or storage would leave
     /// them, and are repaired at the end (see `corrupt`).
@@ -316,7 +335,7 @@ pub struct FaultWindow {
     #[serde(default)]
     pub nodes: Vec<String>,
     /// For `kill-manager` and `pause-manager`: `leader` (the holder of the Lease when the fault
-    /// starts) or a manager's index (`0`, `1`, ...).
+    /// starts) or a manager's index (`0`, `1`, ...); for `add-manager`, an index.
     #[serde(default)]
     pub target: Option<String>,
     /// The window starts (and ends) up to this much later (drawn per seed).
@@ -399,13 +418,101 @@ impl Scenario {
                 });
             }
         }
-        if let Some(message) = scenario.bounds_problem() {
+        if let Some(message) = scenario
+            .settings_problem()
+            .or_else(|| scenario.bounds_problem())
+        {
             return Err(ScenarioError::Parse {
                 path: origin.to_path_buf(),
                 message,
             });
         }
         Ok(scenario)
+    }
+
+    /// The manager slots an `add-manager` fault starts late, in no particular order.
+    pub fn added_managers(&self) -> Vec<usize> {
+        self.faults
+            .iter()
+            .filter(|f| f.kind == FaultKind::AddManager)
+            .filter_map(|f| f.target.as_deref()?.parse().ok())
+            .collect()
+    }
+
+    /// What is wrong with the invariants, the namespaces or the managers, if anything.
+    fn settings_problem(&self) -> Option<String> {
+        let w = &self.workload;
+        if let Some(unknown) = self
+            .invariants
+            .check
+            .iter()
+            .find(|c| !invariants::KNOWN.contains(&c.as_str()))
+        {
+            return Some(format!(
+                "unknown invariant {unknown:?} under [invariants] check; known: {}",
+                invariants::KNOWN.join(", ")
+            ));
+        }
+        let checks_ranges = self
+            .invariants
+            .check
+            .iter()
+            .any(|c| c == invariants::RANGE_SINGLE_WRITER);
+        if checks_ranges && !self.manager.scale_out {
+            return Some(format!(
+                "{} needs [manager] scale_out = true",
+                invariants::RANGE_SINGLE_WRITER
+            ));
+        }
+        if self.manager.scale_out && !self.manager.leader_elect {
+            return Some("[manager] scale_out = true needs leader_elect = true".into());
+        }
+        if w.namespaces == 0 {
+            return Some("[workload] namespaces must be at least 1".into());
+        }
+        if w.namespaces > 1 && (self.adoption.is_some() || self.takeover.is_some()) {
+            return Some(format!(
+                "[workload] namespaces = {}: [adoption] and [takeover] seed one namespace; leave namespaces at 1",
+                w.namespaces
+            ));
+        }
+        let spread = w.set_namespaces();
+        if let Some(e) = self.events.iter().find(|e| {
+            e.to.as_deref()
+                .is_some_and(|to| spread.of_set(to) != spread.of_set(&e.from))
+        }) {
+            return Some(format!(
+                "event {:?} at {}s: {} and {:?} live in different namespaces (namespaces = {})",
+                e.verb, e.at_seconds, e.from, e.to, w.namespaces
+            ));
+        }
+        let mut added = Vec::new();
+        for f in self
+            .faults
+            .iter()
+            .filter(|f| f.kind == FaultKind::AddManager)
+        {
+            let index = f.target.as_deref().and_then(|t| t.parse::<usize>().ok());
+            match index {
+                Some(i) if i < self.manager.replicas.max(1) && !added.contains(&i) => added.push(i),
+                _ => {
+                    return Some(format!(
+                        "add-manager at {}s: target must be the index of a manager slot below replicas ({}), each added once; got {:?}",
+                        f.from_seconds, self.manager.replicas, f.target
+                    ));
+                }
+            }
+            if f.until_seconds.is_some() {
+                return Some(format!(
+                    "add-manager at {}s has no end: the manager keeps running (kill it with kill-manager)",
+                    f.from_seconds
+                ));
+            }
+        }
+        if added.len() >= self.manager.replicas.max(1) {
+            return Some("add-manager: at least one manager must run from the start".into());
+        }
+        None
     }
 
     /// What is wrong with the seeded bounds, if anything.
@@ -571,6 +678,53 @@ mod tests {
         );
         let s = Scenario::parse(&text, Path::new("x")).expect("parses");
         assert_eq!(s.active_duration(), Duration::from_secs(6));
+    }
+
+    #[test]
+    fn range_single_writer_is_known_and_needs_scale_out() {
+        let checked = String::from(
+            "name='x'\n[manager]\nscale_out=true\n[workload]\nreplicasets=1\nsteps=[1]\nstep_every_seconds=1\n\
+             [invariants]\ncheck=['range-single-writer', 'liveness']\nconvergence_bound_seconds=1\n",
+        );
+        let s = Scenario::parse(&checked, Path::new("x")).expect("parses");
+        assert!(s.manager.scale_out);
+        assert!(
+            s.server.sharded_list_and_watch,
+            "KEP-5866 on unless turned off"
+        );
+        let without = checked.replace("scale_out=true", "scale_out=false");
+        let err = Scenario::parse(&without, Path::new("x")).expect_err("needs scale-out");
+        assert!(err.to_string().contains("scale_out"), "{err}");
+        let typo = checked.replace("range-single-writer", "range-single-writers");
+        let err = Scenario::parse(&typo, Path::new("x")).expect_err("unknown");
+        assert!(err.to_string().contains("range-single-writers"), "{err}");
+    }
+
+    #[test]
+    fn many_namespaces_are_refused_where_the_seeding_knows_only_one() {
+        let adoption = Scenario::load("adoption").expect("shipped");
+        assert_eq!(adoption.workload.namespaces, 1);
+        let text = crate::scenario::catalog::text("adoption")
+            .expect("shipped")
+            .replace("[workload]\n", "[workload]\nnamespaces = 4\n");
+        let err = Scenario::parse(&text, Path::new("x")).expect_err("one namespace");
+        assert!(err.to_string().contains("namespaces = 4"), "{err}");
+    }
+
+    #[test]
+    fn an_added_manager_is_a_slot_index_not_started_with_the_others() {
+        let base = format!(
+            "{BASE}[manager]\nreplicas=3\n[workload]\nreplicasets=1\nsteps=[1]\nstep_every_seconds=1\n"
+        );
+        let added = format!("{base}[[faults]]\nkind='add-manager'\ntarget='2'\nfrom_seconds=5\n");
+        let s = Scenario::parse(&added, Path::new("x")).expect("parses");
+        assert_eq!(s.added_managers(), [2]);
+        for bad in ["target='3'", "target='leader'"] {
+            let text = added.replace("target='2'", bad);
+            assert!(Scenario::parse(&text, Path::new("x")).is_err(), "{bad}");
+        }
+        let ended = added.replace("from_seconds=5", "from_seconds=5\nuntil_seconds=9");
+        assert!(Scenario::parse(&ended, Path::new("x")).is_err());
     }
 
     #[test]

@@ -9,7 +9,7 @@ use crate::apiserver::status::ApiError;
 use crate::meta::{controller_uid, meta_str};
 use crate::oracle::pod_is_live;
 use crate::resource::Resource;
-use crate::scenario::{EventVerb, ROLLOUT_ANNOTATION, WorkloadEvent, WorkloadKind};
+use crate::scenario::{EventVerb, ROLLOUT_ANNOTATION, SetNamespaces, WorkloadEvent, WorkloadKind};
 use crate::store::deletion::{DeleteOptions, Propagation};
 
 /// Makes exactly `count` extra Nodes `extra-0..` exist.
@@ -64,22 +64,22 @@ pub fn label_nodes(
     Ok(())
 }
 
-/// The user of one run: scales and acts on the sets of `namespace`, picking Pods from a seeded
-/// source.
+/// The user of one run: scales and acts on the workload's sets, each in its namespace, picking
+/// Pods from a seeded source.
 pub struct User<'a> {
     server: &'a ApiServer,
-    namespace: &'a str,
+    namespaces: SetNamespaces,
     rng: fastrand::Rng,
     /// DaemonSets on labelled Nodes: the label, and the Nodes in the order they get it.
     node_label: Option<(String, Vec<String>)>,
 }
 
 impl<'a> User<'a> {
-    /// A user of `server` in `namespace`.
-    pub fn new(server: &'a ApiServer, namespace: &'a str, seed: u64) -> Self {
+    /// A user of `server` whose sets live in `namespaces`.
+    pub fn new(server: &'a ApiServer, namespaces: SetNamespaces, seed: u64) -> Self {
         Self {
             server,
-            namespace,
+            namespaces,
             rng: fastrand::Rng::with_seed(seed),
             node_label: None,
         }
@@ -95,7 +95,8 @@ impl<'a> User<'a> {
     /// Scales the set `name` to `replicas` (a Job's parallelism; for DaemonSets, the Nodes that
     /// run them). A set the user deleted is left alone.
     pub fn scale(&self, kind: WorkloadKind, name: &str, replicas: i32) -> Result<(), ApiError> {
-        let (server, ns) = (self.server, self.namespace);
+        let namespace = self.namespaces.of_set(name);
+        let (server, ns) = (self.server, namespace.as_str());
         let set = |r: Resource, field: &'static str| {
             server
                 .update_with(r, ns, name, |s| s["spec"][field] = json!(replicas))
@@ -118,7 +119,9 @@ impl<'a> User<'a> {
         }
     }
 
+    /// The set `name` in its namespace.
     fn set(&self, name: &str) -> Option<(Resource, Value)> {
+        let namespace = self.namespaces.of_set(name);
         [
             Resource::ReplicaSets,
             Resource::StatefulSets,
@@ -126,17 +129,18 @@ impl<'a> User<'a> {
             Resource::Jobs,
         ]
         .into_iter()
-        .find_map(|r| Some((r, self.server.get(r, self.namespace, name)?)))
+        .find_map(|r| Some((r, self.server.get(r, &namespace, name)?)))
     }
 
-    /// Up to `count` live Pods controlled by the set `uid`, picked by the seeded source.
-    fn pick(&mut self, uid: &str, count: usize) -> Vec<String> {
+    /// Up to `count` live Pods of `namespace` controlled by the set `uid`, picked by the seeded
+    /// source.
+    fn pick(&mut self, namespace: &str, uid: &str, count: usize) -> Vec<String> {
         let mut names: Vec<String> = self
             .server
             .list(Resource::Pods)
             .into_iter()
             .filter(|p| {
-                meta_str(p, "namespace") == self.namespace
+                meta_str(p, "namespace") == namespace
                     && pod_is_live(p)
                     && controller_uid(p) == Some(uid)
             })
@@ -154,6 +158,8 @@ impl<'a> User<'a> {
             return Ok(format!("{:?}: no set {} any more", event.verb, event.from));
         };
         let from_uid = meta_str(&from, "uid").to_string();
+        let namespace = self.namespaces.of_set(&event.from);
+        let namespace = namespace.as_str();
         match event.verb {
             EventVerb::DeleteOrphaning => {
                 let opts = DeleteOptions {
@@ -161,13 +167,13 @@ impl<'a> User<'a> {
                     ..DeleteOptions::default()
                 };
                 self.server
-                    .delete_with(resource, self.namespace, &event.from, &opts)?;
+                    .delete_with(resource, namespace, &event.from, &opts)?;
                 Ok(format!("{} deleted, its Pods orphaned", event.from))
             }
             EventVerb::Suspend | EventVerb::Resume => {
                 let suspend = event.verb == EventVerb::Suspend;
                 self.server
-                    .update_with(resource, self.namespace, &event.from, |job| {
+                    .update_with(resource, namespace, &event.from, |job| {
                         job["spec"]["suspend"] = Value::from(suspend);
                     })?;
                 Ok(format!(
@@ -177,21 +183,20 @@ impl<'a> User<'a> {
                 ))
             }
             EventVerb::RollOut => {
-                let updated =
-                    self.server
-                        .update_with(resource, self.namespace, &event.from, |set| {
-                            let template = &mut set["spec"]["template"];
-                            if !template.is_object() {
-                                return;
-                            }
-                            let generation = template["metadata"]["annotations"]
-                                [ROLLOUT_ANNOTATION]
-                                .as_str()
-                                .and_then(|n| n.parse::<u64>().ok())
-                                .unwrap_or(0);
-                            template["metadata"]["annotations"][ROLLOUT_ANNOTATION] =
-                                Value::from((generation + 1).to_string());
-                        })?;
+                let updated = self
+                    .server
+                    .update_with(resource, namespace, &event.from, |set| {
+                        let template = &mut set["spec"]["template"];
+                        if !template.is_object() {
+                            return;
+                        }
+                        let generation = template["metadata"]["annotations"][ROLLOUT_ANNOTATION]
+                            .as_str()
+                            .and_then(|n| n.parse::<u64>().ok())
+                            .unwrap_or(0);
+                        template["metadata"]["annotations"][ROLLOUT_ANNOTATION] =
+                            Value::from((generation + 1).to_string());
+                    })?;
                 let generation =
                     &updated["spec"]["template"]["metadata"]["annotations"][ROLLOUT_ANNOTATION];
                 Ok(format!(
@@ -200,11 +205,11 @@ impl<'a> User<'a> {
                 ))
             }
             EventVerb::Orphan => {
-                let pods = self.pick(&from_uid, event.count);
+                let pods = self.pick(namespace, &from_uid, event.count);
                 let label = format!("{}-orphan", event.from);
                 for pod in &pods {
                     self.server
-                        .update_with(Resource::Pods, self.namespace, pod, |p| {
+                        .update_with(Resource::Pods, namespace, pod, |p| {
                             p["metadata"]["labels"]["app"] = Value::from(label.clone());
                             if let Some(meta) = p["metadata"].as_object_mut() {
                                 meta.remove("ownerReferences");
@@ -226,10 +231,10 @@ impl<'a> User<'a> {
                     "controller": true,
                     "blockOwnerDeletion": true,
                 }]);
-                let pods = self.pick(&from_uid, event.count);
+                let pods = self.pick(namespace, &from_uid, event.count);
                 for pod in &pods {
                     self.server
-                        .update_with(Resource::Pods, self.namespace, pod, |p| {
+                        .update_with(Resource::Pods, namespace, pod, |p| {
                             p["metadata"]["labels"]["app"] = Value::from(to);
                             p["metadata"]["ownerReferences"] = owner.clone();
                         })?;
@@ -298,7 +303,7 @@ mod tests {
     #[tokio::test]
     async fn adopted_pods_change_controller_and_orphans_have_none() {
         let server = server_with_two_sets().await;
-        let mut user = User::new(&server, "ns", 1);
+        let mut user = User::new(&server, SetNamespaces::new("ns", 1), 1);
         user.act(&event(EventVerb::Adopt, Some("rs-1"), 1))
             .expect("adopt");
         assert_eq!(live(&server), [("rs-0".into(), 2), ("rs-1".into(), 2)]);
@@ -315,6 +320,38 @@ mod tests {
             .expect("delete");
         assert_eq!(live(&server), [("rs-1".into(), 2)]);
         assert_eq!(server.list(Resource::Pods).len(), 4, "no Pod went with it");
+        server.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn over_many_namespaces_a_set_is_scaled_and_acted_on_in_its_own() {
+        let server = start(ServerConfig {
+            kubelet_enabled: false,
+            ..ServerConfig::default()
+        })
+        .await
+        .expect("server");
+        for (ns, set) in [("ns-0", "rs-0"), ("ns-7", "rs-7"), ("ns-0", "rs-8")] {
+            server
+                .create(Resource::ReplicaSets, ns, replicaset_manifest(ns, set, 1))
+                .expect("set");
+        }
+        let mut user = User::new(&server, SetNamespaces::new("ns", 8), 1);
+        user.scale(WorkloadKind::Replicaset, "rs-7", 3)
+            .expect("scale");
+        let replicas = |ns: &str, set: &str| {
+            server
+                .get(Resource::ReplicaSets, ns, set)
+                .map(|rs| rs["spec"]["replicas"].clone())
+        };
+        assert_eq!(replicas("ns-7", "rs-7"), Some(json!(3)));
+        let delete_rs_8 = WorkloadEvent {
+            from: "rs-8".into(),
+            ..event(EventVerb::DeleteOrphaning, None, 1)
+        };
+        user.act(&delete_rs_8).expect("delete");
+        assert_eq!(replicas("ns-0", "rs-8"), None, "rs-8 is found in ns-0");
+        assert_eq!(replicas("ns-0", "rs-0"), Some(json!(1)));
         server.shutdown().await;
     }
 

@@ -62,9 +62,12 @@ pub struct Workload {
     /// Jobs only: `completionMode: Indexed` for every other Job.
     #[serde(default)]
     pub indexed: bool,
-    /// Namespace of the workload.
+    /// Namespace of the workload; with `namespaces` above 1, the stem of theirs.
     #[serde(default = "default_namespace")]
     pub namespace: String,
+    /// How many namespaces the sets are spread over (see [`SetNamespaces`]).
+    #[serde(default = "one")]
+    pub namespaces: usize,
     /// How many ReplicaSets.
     pub replicasets: usize,
     /// Their replicas at the start (drawn per set).
@@ -163,6 +166,72 @@ fn default_namespace() -> String {
     "stress".into()
 }
 
+impl Workload {
+    /// Where its sets live.
+    pub fn set_namespaces(&self) -> SetNamespaces {
+        SetNamespaces::new(&self.namespace, self.namespaces)
+    }
+}
+
+/// Where a workload's sets live: all in `namespace` when there is one, else set `i` in
+/// `<namespace>-<i % count>` (`stress-0`, `stress-1`, ...).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetNamespaces {
+    stem: String,
+    count: usize,
+}
+
+impl SetNamespaces {
+    /// `count` namespaces named after `stem` (just `stem` when `count` is 1).
+    pub fn new(stem: &str, count: usize) -> Self {
+        Self {
+            stem: stem.to_string(),
+            count: count.max(1),
+        }
+    }
+
+    /// The namespace of set `i`.
+    pub fn of_index(&self, i: usize) -> String {
+        if self.count <= 1 {
+            self.stem.clone()
+        } else {
+            format!("{}-{}", self.stem, i % self.count)
+        }
+    }
+
+    /// The namespace of the set named `name` (`rs-7`: set 7); a name without an index is in
+    /// the first.
+    pub fn of_set(&self, name: &str) -> String {
+        let index = name
+            .rsplit_once('-')
+            .and_then(|(_, i)| i.parse::<usize>().ok())
+            .unwrap_or(0);
+        self.of_index(index)
+    }
+
+    /// Whether `namespace` is one of them.
+    pub fn contains(&self, namespace: &str) -> bool {
+        if self.count <= 1 {
+            return namespace == self.stem;
+        }
+        namespace
+            .strip_prefix(self.stem.as_str())
+            .and_then(|rest| rest.strip_prefix('-'))
+            .and_then(|i| i.parse::<usize>().ok())
+            .is_some_and(|i| i < self.count && namespace == self.of_index(i))
+    }
+
+    /// All of them, in index order.
+    pub fn all(&self) -> Vec<String> {
+        (0..self.count.max(1)).map(|i| self.of_index(i)).collect()
+    }
+
+    /// How many there are.
+    pub fn count(&self) -> usize {
+        self.count.max(1)
+    }
+}
+
 /// What a user does to the workload besides scaling it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -235,4 +304,38 @@ impl WorkloadEvent {
 
 fn one() -> usize {
     1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spread(count: usize) -> SetNamespaces {
+        SetNamespaces::new("stress", count)
+    }
+
+    #[test]
+    fn one_namespace_is_the_workload_namespace_itself() {
+        let one = spread(1);
+        assert_eq!(one.of_index(7), "stress");
+        assert_eq!(one.of_set("rs-7"), "stress");
+        assert_eq!(one.all(), ["stress"]);
+        assert!(one.contains("stress") && !one.contains("stress-0"));
+    }
+
+    #[test]
+    fn set_i_lives_in_the_namespace_i_modulo_the_count() {
+        let eight = spread(8);
+        assert_eq!(eight.of_index(0), "stress-0");
+        assert_eq!(eight.of_index(9), "stress-1");
+        assert_eq!(eight.of_set("rs-7"), "stress-7");
+        assert_eq!(eight.of_set("sts-15"), "stress-7");
+        assert_eq!(eight.all().len(), 8);
+        assert!(eight.contains("stress-3"));
+        assert!(
+            !eight.contains("stress")
+                && !eight.contains("stress-8")
+                && !eight.contains("stress-03")
+        );
+    }
 }

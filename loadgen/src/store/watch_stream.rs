@@ -45,6 +45,8 @@ pub struct WatchRequest {
     pub initial_events_end: bool,
     /// When to close the stream.
     pub timeout: Duration,
+    /// The client's `User-Agent` (`""` when it sent none), to count its traffic apart.
+    pub user_agent: String,
 }
 
 /// The longest a watch stays open. Upstream multiplies `timeoutSeconds` into a Go `Duration`,
@@ -163,7 +165,7 @@ async fn run(
     let epoch = ctx.faults.drop_epoch();
     let mut sent_events: u64 = 0;
     let shard_selector = req.selectors.shard.as_ref().map_or("", |s| s.text());
-    let counter = ctx.traffic.counter(r, shard_selector);
+    let counter = ctx.traffic.counter(r, shard_selector, &req.user_agent);
     let send = |b: Bytes| {
         let tx = tx.clone();
         async move { tx.send(Ok(b)).await.is_ok() }

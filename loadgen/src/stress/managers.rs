@@ -1,6 +1,7 @@
 //! The `tidemark` processes of a stress run: started with the scenario's flags, each start with
 //! its own identity (see [`incarnation`]), each manager with its log and summary; killed,
-//! restarted, paused and resumed as the faults say; stopped gracefully at the end.
+//! restarted, paused and resumed as the faults say, or started late to join the others; stopped
+//! gracefully at the end.
 
 use crate::scenario::{ManagerSettings, Protection};
 use crate::stress::mode::Mode;
@@ -155,6 +156,9 @@ impl Managers {
         if let Some(controllers) = &s.controllers {
             command.args(["--controllers", &controllers.join(",")]);
         }
+        if s.scale_out {
+            command.args(["--scale-out", "true"]);
+        }
         let Some(slot) = self.slots.get_mut(index) else {
             return Ok(());
         };
@@ -198,9 +202,23 @@ impl Managers {
         Ok(())
     }
 
-    /// Starts every manager.
-    pub fn start_all(&mut self) -> Result<(), ManagerError> {
-        (0..self.slots.len()).try_for_each(|i| self.start(i))
+    /// Starts every manager but those of `later` (slots an `add-manager` fault starts).
+    pub fn start_all_but(&mut self, later: &[usize]) -> Result<(), ManagerError> {
+        (0..self.slots.len())
+            .filter(|i| !later.contains(i))
+            .try_for_each(|i| self.start(i))
+    }
+
+    /// Whether manager `index` has a process now (running or paused).
+    pub fn is_running(&self, index: usize) -> bool {
+        self.slots.get(index).is_some_and(|s| s.child.is_some())
+    }
+
+    /// The identities manager `index` ran under, first start first (none if never started).
+    pub fn incarnations(&self, index: usize) -> Vec<String> {
+        self.slots.get(index).map_or_else(Vec::new, |s| {
+            (1..=s.starts).map(|n| incarnation(&s.name, n)).collect()
+        })
     }
 
     /// The index of the manager one of whose incarnations is named `identity`.
@@ -308,10 +326,11 @@ impl Managers {
             .collect()
     }
 
-    /// The logs, comma-separated, for reports.
+    /// The logs of the managers ever started, comma-separated, for reports.
     pub fn logs(&self) -> String {
         self.slots
             .iter()
+            .filter(|s| s.starts > 0)
             .map(|s| s.log.display().to_string())
             .collect::<Vec<_>>()
             .join(",")
@@ -369,6 +388,21 @@ mod tests {
         assert_eq!(m.index_of("tidemark-0.3"), Some(0));
         assert_eq!(m.index_of("tidemark-1"), None);
         assert_eq!(m.index_of("tidemark-10.1"), None);
+    }
+
+    #[test]
+    fn a_slot_never_started_is_neither_running_nor_alive_to_check_nor_scraped() {
+        let mut m = managers(3);
+        m.start_all_but(&[0, 1, 2]).expect("nothing to start");
+        assert!(!m.is_running(2));
+        assert!(m.incarnations(2).is_empty());
+        assert!(m.check_alive().is_ok());
+        assert!(m.secure_addrs().is_empty());
+        assert_eq!(m.logs(), "");
+        m.kill(2);
+        m.pause(2);
+        m.resume(2);
+        assert_eq!(m.summed_summary("reconciles"), 0);
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod managers;
 pub mod mode;
 pub mod orphans;
 pub mod phases;
+pub mod replicas;
 pub mod report;
 pub mod run_as;
 pub mod seed;
@@ -20,9 +21,9 @@ use crate::faults::{Faults, ObjectDelay};
 use crate::oracle::ReplicaSetTruth;
 use crate::oracle::node::{evictions_too_fast, live_nodes_marked, no_execute_taintings};
 use crate::resource::Resource;
-use crate::scenario::WorkloadKind;
 use crate::scenario::timeline::{Action, Plan};
 use crate::scenario::{FaultKind, FaultWindow, Scenario};
+use crate::scenario::{SetNamespaces, WorkloadKind};
 use crate::stress::managers::{ManagerError, Managers};
 use crate::stress::mode::Mode;
 use crate::stress::report::{FaultEvent, NodeTaintingReport, ReportedViolation, StressReport};
@@ -80,7 +81,7 @@ pub const LEASE: (&str, &str) = ("kube-system", "tidemark");
 async fn wait_converged(
     server: &ApiServer,
     kind: WorkloadKind,
-    namespace: &str,
+    namespaces: &SetNamespaces,
     bound: Duration,
     managers: &mut Managers,
 ) -> Result<Option<Duration>, StressError> {
@@ -88,7 +89,7 @@ async fn wait_converged(
     loop {
         if crate::oracle::truth::truth(server, kind)
             .iter()
-            .filter(|t| t.namespace == namespace)
+            .filter(|t| namespaces.contains(&t.namespace))
             .all(ReplicaSetTruth::is_converged)
         {
             return Ok(Some(started.elapsed()));
@@ -101,8 +102,8 @@ async fn wait_converged(
     }
 }
 
-/// The manager a `kill-manager` or `pause-manager` fault aims at: `leader` is whoever the Lease
-/// names now (the first manager if none), otherwise an index.
+/// The manager a `kill-manager`, `pause-manager` or `add-manager` fault aims at: `leader` is
+/// whoever the Lease names now (the first manager if none), otherwise an index.
 fn target(server: &ApiServer, managers: &Managers, fault: &FaultWindow) -> usize {
     match fault.target.as_deref() {
         Some("leader") | None => server
@@ -182,7 +183,7 @@ fn apply_fault(server: &ApiServer, fault: &FaultWindow, on: bool) -> String {
             format!("next {} {resource} watches get 410", fault.count)
         }
         (FaultKind::DropWatches | FaultKind::ExpireWatches, false) => "one-shot fault over".into(),
-        (FaultKind::KillManager | FaultKind::PauseManager, _) => {
+        (FaultKind::KillManager | FaultKind::PauseManager | FaultKind::AddManager, _) => {
             "manager faults are applied by the driver".into()
         }
         (FaultKind::ApiErrors, true) => {
@@ -253,11 +254,14 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
         bookmark_interval: Duration::from_millis(scenario.server.bookmark_interval_ms),
         node_count: scenario.server.nodes,
         lease_renew_interval: Duration::from_millis(scenario.server.lease_renew_interval_ms),
+        sharded_list_and_watch: scenario.server.sharded_list_and_watch,
         ..ServerConfig::default()
     })
     .await?;
     server.faults().requests().seed(options.seed);
+    // `[adoption]` and `[takeover]` seed one namespace (the scenario rejects more with them).
     let namespace = scenario.workload.namespace.as_str();
+    let namespaces = scenario.workload.set_namespaces();
     let w = &scenario.workload;
     let plan = crate::scenario::timeline::plan(scenario, options.seed);
     let takeover = match &scenario.takeover {
@@ -279,7 +283,7 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
                 Some(adoption) => {
                     crate::stress::orphans::seed_orphans(&server, namespace, w, adoption)?
                 }
-                None => crate::stress::seed::seed_workload(&server, namespace, w, &plan)?,
+                None => crate::stress::seed::seed_workload(&server, w, &plan)?,
             }
             None
         }
@@ -297,14 +301,16 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
         &options.work_dir,
     );
     let managers_started = crate::clock::wall_micros();
-    if let Err(e) = managers.start_all() {
+    if let Err(e) = managers.start_all_but(&scenario.added_managers()) {
         managers.stop_all().await;
         server.shutdown().await;
         return Err(e.into());
     }
     let result = drive(&options, plan, &server, &mut managers).await;
     phases::stress(&options, phases::StressPhase::Verdict);
-    let scrape_violations = crate::stress::run_as::scrape(&server, &managers, &identity).await;
+    let (scrape_violations, scraped) =
+        crate::stress::run_as::scrape(&server, &managers, &identity).await;
+    let replicas = crate::stress::replicas::received(&server, &managers, &scraped);
     managers.stop_all().await;
     let (convergence, faults) = match result {
         Ok(r) => r,
@@ -317,7 +323,10 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
     violations.extend(scrape_violations);
     let (requests, forbidden) = crate::stress::run_as::requests_of(&server, &identity);
     violations.extend(forbidden);
-    if scenario.manager.leader_elect {
+    if scenario.manager.scale_out {
+        violations.extend(findings::leader_violations_cluster_scoped(&server));
+        violations.extend(findings::range_violations(&server));
+    } else if scenario.manager.leader_elect {
         violations.extend(findings::leader_violations(&server));
     }
     let runs_node_lifecycle = scenario
@@ -398,7 +407,7 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
         violations.extend(
             crate::oracle::claim_retention::claims_out_of_policy_in(server.store())
                 .into_iter()
-                .filter(|c| c.namespace == namespace)
+                .filter(|c| namespaces.contains(&c.namespace))
                 .map(|c| ReportedViolation {
                     invariant: "statefulset-claims-match-retention-policy".into(),
                     object: format!("{}/{}", c.namespace, c.set),
@@ -412,7 +421,7 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
         let revision = server.current_revision();
         for rs in crate::oracle::truth::truth(&server, scenario.workload.kind)
             .iter()
-            .filter(|t| t.namespace == namespace && !t.is_converged())
+            .filter(|t| namespaces.contains(&t.namespace) && !t.is_converged())
         {
             violations.push(ReportedViolation {
                 invariant: "liveness".into(),
@@ -441,6 +450,8 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
         manager_log: managers.logs(),
         node_taintings,
         requests,
+        replicas,
+        watch_traffic: crate::stress::replicas::server_watch_traffic(&server),
     };
     phases::stress_done(&options, &report);
     server.shutdown().await;
@@ -481,6 +492,14 @@ fn apply_manager_fault(
             managers.resume(index);
             format!("manager {index} resumed (SIGCONT)")
         }
+        (FaultKind::AddManager, true) if managers.is_running(index) => {
+            format!("manager {index} already runs: not added")
+        }
+        (FaultKind::AddManager, true) => {
+            managers.start(index)?;
+            format!("manager {index} added")
+        }
+        (FaultKind::AddManager, false) => format!("manager {index} keeps running"),
         _ => apply_fault(server, fault, on),
     })
 }
@@ -492,14 +511,14 @@ async fn drive(
     managers: &mut Managers,
 ) -> Result<(Option<Duration>, Vec<FaultEvent>), StressError> {
     let scenario = &options.scenario;
-    let namespace = scenario.workload.namespace.as_str();
+    let namespaces = scenario.workload.set_namespaces();
     let kind = scenario.workload.kind;
     phases::stress(options, phases::StressPhase::Settling);
     if kind == WorkloadKind::Job {
         // A Job settles by finishing: the scenario starts while its Jobs run.
         tokio::time::sleep(Duration::from_secs(2)).await;
         managers.check_alive()?;
-    } else if wait_converged(server, kind, namespace, READY_BOUND, managers)
+    } else if wait_converged(server, kind, &namespaces, READY_BOUND, managers)
         .await?
         .is_none()
     {
@@ -509,7 +528,7 @@ async fn drive(
         actions: Vec::new(),
         ..plan.clone()
     };
-    let mut user = crate::scenario::user::User::new(server, namespace, plan.pick_seed)
+    let mut user = crate::scenario::user::User::new(server, namespaces.clone(), plan.pick_seed)
         .with_nodes(scenario.workload.node_label.clone(), plan.node_order);
     let mut actions = plan.actions.into_iter().peekable();
     let mut events = Vec::new();
@@ -524,12 +543,7 @@ async fn drive(
             match action {
                 Action::Scale { name, replicas } => user.scale(kind, &name, replicas)?,
                 Action::CreateOwners => {
-                    crate::stress::seed::seed_workload(
-                        server,
-                        namespace,
-                        &scenario.workload,
-                        &owners,
-                    )?;
+                    crate::stress::seed::seed_workload(server, &scenario.workload, &owners)?;
                     tracing::info!(
                         revision = server.current_revision(),
                         "user: the sets are created"
@@ -551,7 +565,9 @@ async fn drive(
                 }
                 Action::Fault { window, on } => {
                     let what = match window.kind {
-                        FaultKind::KillManager | FaultKind::PauseManager => {
+                        FaultKind::KillManager
+                        | FaultKind::PauseManager
+                        | FaultKind::AddManager => {
                             apply_manager_fault(server, managers, &window, on, &mut aimed)?
                         }
                         _ => apply_fault(server, &window, on),
@@ -569,6 +585,6 @@ async fn drive(
     tokio::time::sleep_until(t0 + scenario.active_duration()).await;
     phases::stress(options, phases::StressPhase::Converging);
     let bound = Duration::from_secs_f64(scenario.invariants.convergence_bound_seconds.max(0.0));
-    let convergence = wait_converged(server, kind, namespace, bound, managers).await?;
+    let convergence = wait_converged(server, kind, &namespaces, bound, managers).await?;
     Ok((convergence, events))
 }

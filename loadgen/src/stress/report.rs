@@ -1,5 +1,7 @@
 //! The JSON report of a `loadgen stress` run.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 /// One broken invariant.
@@ -90,6 +92,89 @@ pub struct StressReport {
     /// Every request the managers' ServiceAccount made, with RBAC's decision: the evidence
     /// behind `deploy/rbac.yaml` (`loadgen rbac-audit`).
     pub requests: Vec<crate::rbac::RequestLogEntry>,
+    /// What each manager slot received, slot by slot.
+    pub replicas: Vec<ReplicaReport>,
+    /// The watch traffic as the server counted it.
+    pub watch_traffic: WatchTrafficReport,
+}
+
+/// Watch events and their bytes.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct WatchCount {
+    /// Events sent (bookmarks not counted).
+    pub events: u64,
+    /// Their bytes on the wire.
+    pub bytes: u64,
+}
+
+/// What one manager slot received over the run. The `server_*` figures are the simulator's,
+/// summed over every process the slot ran (told apart by the identity in their User-Agent); the
+/// others are what its last process served on `/metrics` at the end, `null` when it does not
+/// serve that metric (or was not running then).
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct ReplicaReport {
+    /// The slot (`tidemark-<index>`).
+    pub index: usize,
+    /// The identities its processes ran under, first first (empty: never started).
+    pub incarnations: Vec<String>,
+    /// Whether a process of it ran (or was paused) when the run ended.
+    pub running_at_end: bool,
+    /// Watch events the server sent its processes.
+    pub server_watch_events: u64,
+    /// Their bytes.
+    pub server_watch_bytes: u64,
+    /// The same, by resource (plural).
+    pub server_watch_by_resource: BTreeMap<String, WatchCount>,
+    /// `tidemark_watch_events_total`, summed over resources.
+    pub watch_events: Option<u64>,
+    /// `tidemark_watch_bytes_total`, summed over resources.
+    pub watch_bytes: Option<u64>,
+    /// `tidemark_cached_objects`, summed over resources.
+    pub cached_objects: Option<u64>,
+    /// `tidemark_heap_allocated_bytes`.
+    pub heap_allocated_bytes: Option<u64>,
+    /// `tidemark_ranges_held`.
+    pub ranges_held: Option<u64>,
+    /// `tidemark_range_handovers_total` by `change` (`acquired`, `released`, `lost`).
+    pub range_handovers: BTreeMap<String, u64>,
+    /// The resources whose `tidemark_shard_selector_fallback` is 1: the server ignored the
+    /// shardSelector and the manager filtered on its own side.
+    pub shard_selector_fallback: Option<Vec<String>>,
+}
+
+/// The server's count of what its watches sent.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct WatchTrafficReport {
+    /// By resource and `shardSelector`.
+    pub by_selector: Vec<SelectorWatchReport>,
+    /// By client (`User-Agent`) and resource.
+    pub by_client: Vec<ClientWatchReport>,
+}
+
+/// What the watches of one resource with one `shardSelector` sent.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct SelectorWatchReport {
+    /// The resource (plural).
+    pub resource: String,
+    /// The selector (`""`: unsharded).
+    pub shard_selector: String,
+    /// Events sent.
+    pub events: u64,
+    /// Their bytes.
+    pub bytes: u64,
+}
+
+/// What one client's watches of one resource were sent.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct ClientWatchReport {
+    /// Its `User-Agent`.
+    pub user_agent: String,
+    /// The resource (plural).
+    pub resource: String,
+    /// Events sent.
+    pub events: u64,
+    /// Their bytes.
+    pub bytes: u64,
 }
 
 impl StressReport {

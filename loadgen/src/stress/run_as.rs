@@ -152,18 +152,28 @@ pub fn describe(a: &Attributes) -> String {
     }
 }
 
+/// The `/metrics` text of a manager, by the identity of the process that served it.
+#[derive(Debug, Clone)]
+pub struct Scraped {
+    /// The incarnation scraped (`tidemark-1.2`).
+    pub identity: String,
+    /// The Prometheus text it served.
+    pub body: String,
+}
+
 /// Scrapes every running manager's `/metrics` on its secure port as the scraper; a failed
-/// scrape is a violation.
+/// scrape is a violation. Returns the violations and what the successful scrapes read.
 pub async fn scrape(
     server: &ApiServer,
     managers: &Managers,
     identity: &ManagerIdentity,
-) -> Vec<ReportedViolation> {
+) -> (Vec<ReportedViolation>, Vec<Scraped>) {
     let roots = match server.ca_pem().map(tidemark_tls::certificates_from_pem) {
         Some(Ok(r)) => r,
-        _ => return Vec::new(),
+        _ => return (Vec::new(), Vec::new()),
     };
     let mut violations = Vec::new();
+    let mut scraped = Vec::new();
     for (who, addr) in managers.secure_addrs() {
         let get = tidemark_tls::HttpsGet {
             server_name: "127.0.0.1",
@@ -173,7 +183,13 @@ pub async fn scrape(
             timeout: Duration::from_secs(5),
         };
         let problem = match tidemark_tls::https_get(addr, &get).await {
-            Ok(r) if r.status == 200 && r.body.contains("workqueue_depth") => None,
+            Ok(r) if r.status == 200 && r.body.contains("workqueue_depth") => {
+                scraped.push(Scraped {
+                    identity: who.clone(),
+                    body: r.body,
+                });
+                None
+            }
             Ok(r) => Some(format!(
                 "status {}: {}",
                 r.status,
@@ -190,5 +206,5 @@ pub async fn scrape(
             });
         }
     }
-    violations
+    (violations, scraped)
 }

@@ -1,4 +1,5 @@
-//! The workload's sets as a scenario describes them, created before the managers start.
+//! The workload's sets as a scenario describes them, each in its namespace (see
+//! [`crate::scenario::SetNamespaces`]), created before the managers start.
 
 use crate::apiserver::server::ApiServer;
 use crate::scenario::timeline::Plan;
@@ -9,13 +10,11 @@ use crate::workload::{
 };
 
 /// Creates the workload's sets as the scenario describes them.
-pub fn seed_workload(
-    server: &ApiServer,
-    namespace: &str,
-    w: &Workload,
-    plan: &Plan,
-) -> Result<(), StressError> {
+pub fn seed_workload(server: &ApiServer, w: &Workload, plan: &Plan) -> Result<(), StressError> {
+    let spread = w.set_namespaces();
     for i in 0..w.replicasets {
+        let namespace = spread.of_index(i);
+        let namespace = namespace.as_str();
         let name = w.kind.name(i);
         let initial = plan.initial[i];
         let manifest = match w.kind {

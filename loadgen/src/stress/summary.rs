@@ -1,7 +1,7 @@
 //! What `loadgen stress` prints for a person: the verdict and the figures behind it in a few
 //! lines, the first violations, and where the managers' logs are (the JSON report has it all).
 
-use crate::stress::report::StressReport;
+use crate::stress::report::{ReplicaReport, StressReport};
 use std::fmt::Write as _;
 
 /// How many violations the summary lists before counting the rest.
@@ -62,7 +62,33 @@ pub fn summary(report: &StressReport) -> String {
         report.duration_seconds,
         report.manager_log
     );
+    if report.replicas.len() > 1 {
+        for r in &report.replicas {
+            let _ = writeln!(out, "  {}", replica_line(r));
+        }
+    }
     out
+}
+
+/// What one of several manager slots received, on a line.
+fn replica_line(r: &ReplicaReport) -> String {
+    if r.incarnations.is_empty() {
+        return format!("tidemark-{}: never started", r.index);
+    }
+    let mut line = format!(
+        "tidemark-{} ({}): {} watch events, {:.1} MB",
+        r.index,
+        r.incarnations.join(", "),
+        r.server_watch_events,
+        r.server_watch_bytes as f64 / 1e6
+    );
+    if let Some(held) = r.ranges_held {
+        let _ = write!(line, "; {held} ranges held");
+    }
+    if let Some(cached) = r.cached_objects {
+        let _ = write!(line, "; {cached} objects cached");
+    }
+    line
 }
 
 #[cfg(test)]
@@ -94,6 +120,8 @@ mod tests {
             node_taintings: Vec::new(),
             manager_log: "/tmp/tidemark-0.log".into(),
             requests: Vec::new(),
+            replicas: Vec::new(),
+            watch_traffic: Default::default(),
         }
     }
 
@@ -110,6 +138,37 @@ mod tests {
         );
         assert!(text.contains("and 2 more"));
         assert!(text.contains("/tmp/tidemark-0.log"));
+    }
+
+    #[test]
+    fn with_several_managers_each_gets_a_line_of_what_it_received() {
+        let mut r = report(0);
+        r.replicas = vec![
+            ReplicaReport {
+                index: 0,
+                incarnations: vec!["tidemark-0.1".into(), "tidemark-0.2".into()],
+                server_watch_events: 1200,
+                server_watch_bytes: 2_500_000,
+                ranges_held: Some(32),
+                ..ReplicaReport::default()
+            },
+            ReplicaReport {
+                index: 1,
+                ..ReplicaReport::default()
+            },
+        ];
+        let text = summary(&r);
+        assert!(
+            text.contains(
+                "tidemark-0 (tidemark-0.1, tidemark-0.2): 1200 watch events, 2.5 MB; 32 ranges held\n"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("tidemark-1: never started"), "{text}");
+        assert!(
+            !summary(&report(0)).contains("watch events"),
+            "one manager: no line"
+        );
     }
 
     #[test]
