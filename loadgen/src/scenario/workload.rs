@@ -174,7 +174,10 @@ impl Workload {
 }
 
 /// Where a workload's sets live: all in `namespace` when there is one, else set `i` in
-/// `<namespace>-<i % count>` (`stress-0`, `stress-1`, ...).
+/// `<i % count>-<namespace>` (`0-stress`, `1-stress`, ...). The index comes first because
+/// KEP-5866 cuts the ring by the top bits of a 64-bit FNV-1a hash, which a name's last
+/// characters barely move: `stress-0` to `stress-39` fall in 2 of 64 ranges, `0-stress` to
+/// `39-stress` in 28.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SetNamespaces {
     stem: String,
@@ -195,7 +198,7 @@ impl SetNamespaces {
         if self.count <= 1 {
             self.stem.clone()
         } else {
-            format!("{}-{}", self.stem, i % self.count)
+            format!("{}-{}", i % self.count, self.stem)
         }
     }
 
@@ -215,8 +218,8 @@ impl SetNamespaces {
             return namespace == self.stem;
         }
         namespace
-            .strip_prefix(self.stem.as_str())
-            .and_then(|rest| rest.strip_prefix('-'))
+            .strip_suffix(self.stem.as_str())
+            .and_then(|rest| rest.strip_suffix('-'))
             .and_then(|i| i.parse::<usize>().ok())
             .is_some_and(|i| i < self.count && namespace == self.of_index(i))
     }
@@ -320,22 +323,20 @@ mod tests {
         assert_eq!(one.of_index(7), "stress");
         assert_eq!(one.of_set("rs-7"), "stress");
         assert_eq!(one.all(), ["stress"]);
-        assert!(one.contains("stress") && !one.contains("stress-0"));
+        assert!(one.contains("stress") && !one.contains("0-stress"));
     }
 
     #[test]
     fn set_i_lives_in_the_namespace_i_modulo_the_count() {
         let eight = spread(8);
-        assert_eq!(eight.of_index(0), "stress-0");
-        assert_eq!(eight.of_index(9), "stress-1");
-        assert_eq!(eight.of_set("rs-7"), "stress-7");
-        assert_eq!(eight.of_set("sts-15"), "stress-7");
+        assert_eq!(eight.of_index(0), "0-stress");
+        assert_eq!(eight.of_index(9), "1-stress");
+        assert_eq!(eight.of_set("rs-7"), "7-stress");
+        assert_eq!(eight.of_set("sts-15"), "7-stress");
         assert_eq!(eight.all().len(), 8);
-        assert!(eight.contains("stress-3"));
+        assert!(eight.contains("3-stress"));
         assert!(
-            !eight.contains("stress")
-                && !eight.contains("stress-8")
-                && !eight.contains("stress-03")
+            !eight.contains("stress") && !eight.contains("8-stress") && !eight.contains("03-stress")
         );
     }
 }
