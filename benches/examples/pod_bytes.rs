@@ -105,9 +105,7 @@ fn main() {
     );
     let owners_cached = allocated();
     let owner_share = (owners_cached - pods_cached) / PODS as f64;
-    println!(
-        "the owners in the shard, one per {PODS_PER_OWNER} Pods: {owner_share:.0} B/Pod"
-    );
+    println!("the owners in the shard, one per {PODS_PER_OWNER} Pods: {owner_share:.0} B/Pod");
     println!(
         "everything the shard holds for the workload (Pods and owners): {:.0} B/Pod",
         (owners_cached - start) / PODS as f64

@@ -1,5 +1,5 @@
-//! ReplicaSets as a cluster holds them: made by a Deployment, with a full Pod template (two
-//! containers with ports, env, resources, probes and volume mounts) and `metadata.managedFields`
+//! ReplicaSets as a cluster holds them: made by a Deployment, with a full Pod template (a
+//! container with ports, env, resources, probes and volume mounts) and `metadata.managedFields`
 //! entries of kube-controller-manager (spec and status) and kubectl (a scale), each with its
 //! `fieldsV1` tree: about 5 KB of JSON, where the bench's lean ReplicaSets are 0.6 KB.
 
@@ -23,8 +23,7 @@ pub fn realistic_replicaset_json(rs: u64, replicas: u64, rv: u64) -> Vec<u8> {
             "annotations": {
                 "deployment.kubernetes.io/desired-replicas": replicas.to_string(),
                 "deployment.kubernetes.io/max-replicas": (replicas + replicas / 4 + 1).to_string(),
-                "deployment.kubernetes.io/revision": "4",
-                "meta.helm.sh/release-name": "web", "meta.helm.sh/release-namespace": namespace_of(rs)},
+                "deployment.kubernetes.io/revision": "4"},
             "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": format!("web-{rs}-deploy"),
                 "uid": format!("{rs:08x}-1b3d-4e5f-9a7c-{rs:012x}"), "controller": true, "blockOwnerDeletion": true}],
             "managedFields": managed_fields()},
@@ -33,8 +32,7 @@ pub fn realistic_replicaset_json(rs: u64, replicas: u64, rv: u64) -> Vec<u8> {
             "selector": {"matchLabels": {"app": name, "pod-template-hash": hash}},
             "template": {
                 "metadata": {"labels": labels,
-                    "annotations": {"kubectl.kubernetes.io/restartedAt": "2026-12-01T09:12:44Z",
-                        "prometheus.io/port": "9102", "prometheus.io/scrape": "true"}},
+                    "annotations": {"prometheus.io/port": "9102", "prometheus.io/scrape": "true"}},
                 "spec": pod_spec()}},
         "status": {"replicas": replicas, "fullyLabeledReplicas": replicas, "readyReplicas": replicas,
             "availableReplicas": replicas, "observedGeneration": 3}
@@ -47,9 +45,7 @@ fn pod_spec() -> Value {
         ("LOG_LEVEL", "info"),
         ("HTTP_PORT", "8080"),
         ("METRICS_PORT", "9102"),
-        ("CACHE_TTL_SECONDS", "300"),
         ("UPSTREAM_URL", "http://backend.bench.svc.cluster.local:8080"),
-        ("FEATURE_FLAGS", "compact-owners,fast-path"),
     ]
     .iter()
     .map(|(k, v)| json!({"name": k, "value": v}))
@@ -75,20 +71,12 @@ fn pod_spec() -> Value {
              "securityContext": {"allowPrivilegeEscalation": false, "readOnlyRootFilesystem": true,
                                  "runAsNonRoot": true, "capabilities": {"drop": ["ALL"]}},
              "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File",
-             "imagePullPolicy": "IfNotPresent"},
-            {"name": "log-shipper", "image": "registry.example.com/infra/fluent-bit:3.1.9",
-             "args": ["--config=/fluent-bit/etc/fluent-bit.conf"],
-             "resources": {"requests": {"cpu": "20m", "memory": "32Mi"}, "limits": {"memory": "64Mi"}},
-             "volumeMounts": [{"name": "cache", "mountPath": "/var/cache/web", "readOnly": true}],
-             "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File",
              "imagePullPolicy": "IfNotPresent"}],
         "volumes": [{"name": "config", "configMap": {"name": "web-config", "defaultMode": 420}},
                     {"name": "cache", "emptyDir": {"sizeLimit": "1Gi"}}],
         "restartPolicy": "Always", "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst",
         "serviceAccountName": "web", "serviceAccount": "web", "schedulerName": "default-scheduler",
-        "securityContext": {"fsGroup": 2000, "seccompProfile": {"type": "RuntimeDefault"}},
-        "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
-            "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": {"matchLabels": {"tier": "web"}}}]
+        "securityContext": {"fsGroup": 2000, "seccompProfile": {"type": "RuntimeDefault"}}
     })
 }
 
@@ -108,9 +96,7 @@ fn managed_fields() -> Value {
             "k:{\"name\":\"LOG_LEVEL\"}": leaves(&["name", "value"]),
             "k:{\"name\":\"HTTP_PORT\"}": leaves(&["name", "value"]),
             "k:{\"name\":\"METRICS_PORT\"}": leaves(&["name", "value"]),
-            "k:{\"name\":\"CACHE_TTL_SECONDS\"}": leaves(&["name", "value"]),
             "k:{\"name\":\"UPSTREAM_URL\"}": leaves(&["name", "value"]),
-            "k:{\"name\":\"FEATURE_FLAGS\"}": leaves(&["name", "value"]),
             "k:{\"name\":\"POD_NAME\"}": {".": {}, "f:name": {}, "f:valueFrom": {".": {}, "f:fieldRef": {}}},
             "k:{\"name\":\"POD_IP\"}": {".": {}, "f:name": {}, "f:valueFrom": {".": {}, "f:fieldRef": {}}}},
         "f:image": {}, "f:imagePullPolicy": {}, "f:name": {},
@@ -129,25 +115,16 @@ fn managed_fields() -> Value {
             "k:{\"mountPath\":\"/etc/web\"}": leaves(&["mountPath", "name", "readOnly"]),
             "k:{\"mountPath\":\"/var/cache/web\"}": leaves(&["mountPath", "name"])}
     });
-    let shipper = json!({
-        ".": {}, "f:args": {}, "f:image": {}, "f:imagePullPolicy": {}, "f:name": {},
-        "f:resources": {".": {}, "f:limits": leaves(&["memory"]), "f:requests": leaves(&["cpu", "memory"])},
-        "f:terminationMessagePath": {}, "f:terminationMessagePolicy": {},
-        "f:volumeMounts": {".": {}, "k:{\"mountPath\":\"/var/cache/web\"}": leaves(&["mountPath", "name", "readOnly"])}
-    });
     let spec = json!({
         "f:replicas": {}, "f:selector": {},
         "f:template": {
-            "f:metadata": {"f:annotations": leaves(&["kubectl.kubernetes.io/restartedAt", "prometheus.io/port", "prometheus.io/scrape"]),
+            "f:metadata": {"f:annotations": leaves(&["prometheus.io/port", "prometheus.io/scrape"]),
                            "f:labels": leaves(&["app", "pod-template-hash", "tier"])},
             "f:spec": {
-                "f:containers": {"k:{\"name\":\"web\"}": container, "k:{\"name\":\"log-shipper\"}": shipper},
+                "f:containers": {"k:{\"name\":\"web\"}": container},
                 "f:dnsPolicy": {}, "f:restartPolicy": {}, "f:schedulerName": {},
                 "f:securityContext": {".": {}, "f:fsGroup": {}, "f:seccompProfile": leaves(&["type"])},
                 "f:serviceAccount": {}, "f:serviceAccountName": {}, "f:terminationGracePeriodSeconds": {},
-                "f:topologySpreadConstraints": {".": {},
-                    "k:{\"topologyKey\":\"topology.kubernetes.io/zone\",\"whenUnsatisfiable\":\"ScheduleAnyway\"}":
-                        {".": {}, "f:labelSelector": {}, "f:maxSkew": {}, "f:topologyKey": {}, "f:whenUnsatisfiable": {}}},
                 "f:volumes": {".": {},
                     "k:{\"name\":\"cache\"}": {".": {}, "f:emptyDir": leaves(&["sizeLimit"]), "f:name": {}},
                     "k:{\"name\":\"config\"}": {".": {}, "f:configMap": leaves(&["defaultMode", "name"]), "f:name": {}}}}}
@@ -157,7 +134,7 @@ fn managed_fields() -> Value {
          "time": "2026-12-01T09:12:44Z", "fieldsType": "FieldsV1",
          "fieldsV1": {"f:metadata": {
              "f:annotations": leaves(&["deployment.kubernetes.io/desired-replicas", "deployment.kubernetes.io/max-replicas",
-                                      "deployment.kubernetes.io/revision", "meta.helm.sh/release-name", "meta.helm.sh/release-namespace"]),
+                                      "deployment.kubernetes.io/revision"]),
              "f:labels": leaves(&["app", "pod-template-hash", "tier"]),
              "f:ownerReferences": {".": {}, "k:{\"uid\":\"deployment\"}": {}}},
              "f:spec": spec}},
@@ -181,13 +158,25 @@ mod tests {
         let bytes = realistic_replicaset_json(3, 10, 42);
         let rs: Value = serde_json::from_slice(&bytes).expect("valid JSON");
         assert!((4_500..=6_500).contains(&bytes.len()), "{} B", bytes.len());
-        let managed = rs["metadata"]["managedFields"].as_array().expect("managedFields");
-        let managers: Vec<_> = managed.iter().filter_map(|m| m["manager"].as_str()).collect();
+        let managed = rs["metadata"]["managedFields"]
+            .as_array()
+            .expect("managedFields");
+        let managers: Vec<_> = managed
+            .iter()
+            .filter_map(|m| m["manager"].as_str())
+            .collect();
         assert_eq!(
             managers,
-            ["kube-controller-manager", "kube-controller-manager", "kubectl"]
+            [
+                "kube-controller-manager",
+                "kube-controller-manager",
+                "kubectl"
+            ]
         );
-        assert_eq!(rs["spec"]["template"]["spec"]["containers"][0]["livenessProbe"]["httpGet"]["port"], 8080);
+        assert_eq!(
+            rs["spec"]["template"]["spec"]["containers"][0]["livenessProbe"]["httpGet"]["port"],
+            8080
+        );
     }
 
     #[test]
@@ -195,10 +184,16 @@ mod tests {
         let pods = PodTemplates::new(4);
         let pod: Value = serde_json::from_slice(&pods.render(6, 1, 0)).expect("pod");
         let rs: Value = serde_json::from_slice(&realistic_replicaset_json(2, 5, 2)).expect("rs");
-        for (label, wanted) in rs["spec"]["selector"]["matchLabels"].as_object().expect("selector") {
+        for (label, wanted) in rs["spec"]["selector"]["matchLabels"]
+            .as_object()
+            .expect("selector")
+        {
             assert_eq!(&pod["metadata"]["labels"][label], wanted, "{label}");
         }
-        assert_eq!(rs["metadata"]["uid"], pod["metadata"]["ownerReferences"][0]["uid"]);
+        assert_eq!(
+            rs["metadata"]["uid"],
+            pod["metadata"]["ownerReferences"][0]["uid"]
+        );
         assert_eq!(rs["metadata"]["namespace"], pod["metadata"]["namespace"]);
         assert_eq!(rs["spec"]["replicas"], 5);
     }
