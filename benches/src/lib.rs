@@ -1,6 +1,9 @@
-//! Fixtures shared by the benchmarks: realistic Pod JSON and pre-decoded events, and jemalloc's
-//! count of allocated bytes.
+//! Fixtures shared by the benchmarks: realistic Pod and ReplicaSet JSON, and jemalloc's count of
+//! allocated bytes.
 
+pub mod owners;
+
+pub use owners::realistic_replicaset_json;
 use serde_json::json;
 
 /// Bytes the program holds now (jemalloc `stats.allocated`, its stats epoch advanced first; 0

@@ -6,9 +6,11 @@ use crate::key::ObjectKey;
 use crate::reconcile_error::ReconcileError;
 use crate::resource::Resource;
 use crate::views::checked::{Checker, Field};
+use crate::views::owner_json::OwnerJson;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// `spec.template` of a ReplicaSet, StatefulSet, DaemonSet or Job.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -28,6 +30,40 @@ pub fn template_spec(raw: &Value) -> &Map<String, Value> {
     raw.pointer("/spec/template/spec")
         .and_then(Value::as_object)
         .unwrap_or(&EMPTY)
+}
+
+/// `spec` of a Pod template kept by [`template_object`], as [`template_spec`] reads it from the
+/// whole owner.
+pub fn spec_of_template(template: &Value) -> &Map<String, Value> {
+    static EMPTY: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(Map::new);
+    template
+        .get("spec")
+        .and_then(Value::as_object)
+        .unwrap_or(&EMPTY)
+}
+
+/// `spec.template` of the owner `raw` as a shared subtree (an empty object when absent), for
+/// owners whose controllers hash it on every sync (StatefulSets and DaemonSets name their
+/// revisions by it) or build Pods from it one at a time (Jobs).
+pub fn template_object(raw: &Value) -> Arc<Value> {
+    Arc::new(
+        raw.pointer("/spec/template")
+            .cloned()
+            .unwrap_or_else(|| Value::Object(Map::new())),
+    )
+}
+
+/// The owner's object kept in `raw`, parsed to build a write from; the error names the key.
+pub fn owner_object(
+    controller: &'static str,
+    key: &ObjectKey,
+    raw: &OwnerJson,
+) -> Result<Value, ReconcileError> {
+    raw.to_value().map_err(|e| ReconcileError::Unbuildable {
+        controller,
+        key: key.clone(),
+        message: format!("the cached object does not parse: {e}"),
+    })
 }
 
 impl PodTemplate {

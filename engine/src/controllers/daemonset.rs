@@ -13,7 +13,9 @@ use crate::controllers::history::{self, Owner, UpdateRevision};
 use crate::controllers::revision_claim::{RevisionOwner, owners_of_orphan_revision};
 use crate::key::ObjectKey;
 use crate::object::{Object, PodView};
-use crate::pod_template::{ControllerRef, NewMeta, NewObject, SpecOnly, template_spec, to_body};
+use crate::pod_template::{
+    ControllerRef, NewMeta, NewObject, SpecOnly, owner_object, spec_of_template, to_body,
+};
 use crate::reconcile_error::ensure_well_formed;
 use crate::reconciler::{Context, ReconcileError, Reconciler};
 use crate::resource::Resource;
@@ -26,15 +28,10 @@ use std::collections::BTreeMap;
 pub const REVISION_LABEL: &str = history::HASH_LABEL;
 /// The label carrying the template generation a Pod was made at, as upstream sets it.
 pub const TEMPLATE_GENERATION_LABEL: &str = "pod-template-generation";
-/// The annotation the API server keeps a DaemonSet's template generation in.
-const TEMPLATE_GENERATION_ANNOTATION: &str = "deprecated.daemonset.template.generation";
 
 /// The template generation the API server recorded on `ds`, if any.
 fn template_generation(ds: &DaemonSetView) -> Option<&str> {
-    ds.raw
-        .pointer("/metadata/annotations")
-        .and_then(|a| a.get(TEMPLATE_GENERATION_ANNOTATION))
-        .and_then(Value::as_str)
+    ds.template_generation.as_deref()
 }
 
 /// Whether `pod` was made from `ds`'s current template, as upstream's `IsPodUpdated` decides:
@@ -54,7 +51,7 @@ fn pod_for(ds: &DaemonSetView, node: &str, revision: &str) -> Result<Action, Rec
     if let Some(generation) = template_generation(ds) {
         labels.insert(TEMPLATE_GENERATION_LABEL.into(), generation.to_string());
     }
-    let mut spec = template_spec(&ds.raw).clone();
+    let mut spec = spec_of_template(&ds.pod_template).clone();
     spec.insert("nodeName".into(), json!(node));
     let body = NewObject {
         api_version: "v1",
@@ -83,7 +80,7 @@ fn pod_for(ds: &DaemonSetView, node: &str, revision: &str) -> Result<Action, Rec
 
 /// The DaemonSet as observed with `status`'s counters in place (other status fields kept).
 fn with_status(ds: &DaemonSetView, status: &DaemonSetStatus) -> Result<Value, ReconcileError> {
-    let mut body = (*ds.raw).clone();
+    let mut body = owner_object("daemonset", &ds.key, &ds.raw)?;
     let Value::Object(object) = &mut body else {
         return Err(ReconcileError::Unbuildable {
             controller: "daemonset",
@@ -185,7 +182,6 @@ impl Reconciler for DaemonSetController {
             return Ok(Plan::default());
         };
         ensure_well_formed(self.name(), ds)?;
-        let empty = Value::Object(Map::new());
         let revisions = revision_owner(ds).claim(cache);
         let recorded = revisions.revisions;
         let UpdateRevision {
@@ -199,7 +195,7 @@ impl Reconciler for DaemonSetController {
                 resource: Resource::DaemonSets,
                 key: &ds.key,
                 uid: &ds.uid,
-                template: ds.raw.pointer("/spec/template").unwrap_or(&empty),
+                template: &ds.pod_template,
                 template_labels: &ds.template.labels,
             },
         )?;

@@ -5,7 +5,9 @@ use crate::cache::ShardCache;
 use crate::controllers::claimants;
 use crate::key::ObjectKey;
 use crate::object::{Object, PodPhase, PodView, ReplicaSetStatus, ReplicaSetView};
-use crate::pod_template::{ControllerRef, NewMeta, NewObject, SpecOnly, template_spec, to_body};
+use crate::pod_template::{
+    ControllerRef, NewMeta, NewObject, SpecOnly, owner_object, template_spec, to_body,
+};
 use crate::reconcile_error::ensure_well_formed;
 use crate::reconciler::{Context, ReconcileError, Reconciler};
 use crate::resource::Resource;
@@ -134,6 +136,7 @@ impl Reconciler for ReplicaSetController {
 
 /// The Pod a ReplicaSet creates: its template, `generateName: <rs>-`, a controller reference.
 fn pod_from_template(rs: &ReplicaSetView) -> Result<Value, ReconcileError> {
+    let object = owner_object("replicaset", &rs.key, &rs.raw)?;
     let body = NewObject {
         api_version: "v1",
         kind: "Pod",
@@ -151,7 +154,7 @@ fn pod_from_template(rs: &ReplicaSetView) -> Result<Value, ReconcileError> {
             )],
         },
         body: SpecOnly {
-            spec: template_spec(&rs.raw),
+            spec: template_spec(&object),
         },
     };
     to_body("replicaset", &rs.key, &body)
@@ -261,7 +264,7 @@ fn compute_status(
 
 /// The ReplicaSet as observed with `status` in place of its status (other status fields kept).
 fn with_status(rs: &ReplicaSetView, status: &ReplicaSetStatus) -> Result<Value, ReconcileError> {
-    let mut body = (*rs.raw).clone();
+    let mut body = owner_object("replicaset", &rs.key, &rs.raw)?;
     let Value::Object(object) = &mut body else {
         return Err(ReconcileError::Unbuildable {
             controller: "replicaset",

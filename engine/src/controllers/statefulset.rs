@@ -12,14 +12,14 @@ use crate::controllers::history::{self, Owner, UpdateRevision};
 use crate::controllers::revision_claim::{RevisionOwner, owners_of_orphan_revision};
 use crate::key::ObjectKey;
 use crate::object::{CustomObject, Object, PodPhase, PodView};
-use crate::pod_template::{ControllerRef, NewMeta, NewObject, SpecOnly, to_body};
+use crate::pod_template::{ControllerRef, NewMeta, NewObject, SpecOnly, owner_object, to_body};
 use crate::reconcile_error::ensure_well_formed;
 use crate::reconciler::{Context, ReconcileError, Reconciler};
 use crate::resource::Resource;
 use crate::views::statefulset::{StatefulSetStatus, StatefulSetView};
 use crate::views::volume_claim::VolumeClaim;
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use smallvec::SmallVec;
 use std::collections::BTreeMap;
 
@@ -41,9 +41,7 @@ fn running_and_ready(pod: &PodView) -> bool {
 /// The name of the revision this controller writes for `set`'s template when no cached revision
 /// records it (see [`history::update_revision`]).
 pub fn revision_name(set: &StatefulSetView) -> String {
-    let empty = Value::Object(Map::new());
-    let template = set.raw.pointer("/spec/template").unwrap_or(&empty);
-    history::new_revision_name(&set.key, template).0
+    history::new_revision_name(&set.key, &set.pod_template).0
 }
 
 /// At most this many Pods (and their claims) are created per sync under `Parallel`, as
@@ -217,7 +215,7 @@ fn with_status(set: &StatefulSetView, status: &StatefulSetStatus) -> Result<Valu
             update_revision: status.update_revision.as_deref(),
         },
     )?;
-    let mut body = (*set.raw).clone();
+    let mut body = owner_object("statefulset", &set.key, &set.raw)?;
     let Value::Object(object) = &mut body else {
         return Err(ReconcileError::Unbuildable {
             controller: "statefulset",
@@ -320,7 +318,6 @@ impl Reconciler for StatefulSetController {
             return Ok(Plan::default());
         };
         ensure_well_formed(self.name(), set)?;
-        let empty = Value::Object(Map::new());
         let claimed_revisions = revision_owner(set).claim(cache);
         let recorded = claimed_revisions.revisions;
         let UpdateRevision {
@@ -334,7 +331,7 @@ impl Reconciler for StatefulSetController {
                 resource: Resource::StatefulSets,
                 key: &set.key,
                 uid: &set.uid,
-                template: set.raw.pointer("/spec/template").unwrap_or(&empty),
+                template: &set.pod_template,
                 template_labels: &set.template.labels,
             },
         )?;

@@ -3,7 +3,7 @@
 
 use crate::key::{ObjectKey, Uid};
 use crate::labels::LabelSelector;
-use crate::pod_template::PodTemplate;
+use crate::pod_template::{PodTemplate, template_object};
 use crate::resource::Resource;
 use crate::rv::ResourceVersion;
 use crate::views::checked::{Checker, Field, IntOrPercent};
@@ -11,6 +11,7 @@ use crate::views::malformed::Malformed;
 use crate::views::malformed::projection;
 use crate::views::meta::{DecodeError, parse_json, read_meta};
 use crate::views::nodes::{NodeView, TAINT_EFFECTS, Taint};
+use crate::views::owner_json::OwnerJson;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -148,9 +149,17 @@ pub struct DaemonSetView {
     pub status: DaemonSetStatus,
     /// Why the controller must not act on it, if a field it reads is unusable.
     pub malformed: Option<Arc<Malformed>>,
-    /// The whole object as last observed (a JSON object).
-    pub raw: Arc<Value>,
+    /// The `deprecated.daemonset.template.generation` annotation the API server keeps, if it is
+    /// a string.
+    pub template_generation: Option<Arc<str>>,
+    /// spec.template as observed (an empty object when absent).
+    pub pod_template: Arc<Value>,
+    /// The object as last observed, without managedFields, for status writes.
+    pub raw: OwnerJson,
 }
+
+/// The annotation the API server keeps a DaemonSet's template generation in.
+pub const TEMPLATE_GENERATION_ANNOTATION: &str = "deprecated.daemonset.template.generation";
 
 const NODE_OPERATORS: [&str; 6] = ["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"];
 
@@ -283,7 +292,13 @@ impl DaemonSetView {
             revision_history_limit,
             status,
             malformed: c.finish(),
-            raw: Arc::new(value),
+            template_generation: value
+                .pointer("/metadata/annotations")
+                .and_then(|a| a.get(TEMPLATE_GENERATION_ANNOTATION))
+                .and_then(Value::as_str)
+                .map(Arc::from),
+            pod_template: template_object(&value),
+            raw: OwnerJson::keep(value),
         })
     }
 

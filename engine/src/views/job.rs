@@ -3,13 +3,14 @@
 
 use crate::index_set::IndexSet;
 use crate::key::{ObjectKey, Uid};
-use crate::pod_template::PodTemplate;
+use crate::pod_template::{PodTemplate, template_object};
 use crate::resource::Resource;
 use crate::rv::ResourceVersion;
 use crate::views::checked::{Checker, Field};
 use crate::views::malformed::Malformed;
 use crate::views::malformed::projection;
 use crate::views::meta::{DecodeError, parse_json, read_meta};
+use crate::views::owner_json::OwnerJson;
 use crate::views::pod_failure_policy::PodFailurePolicy;
 use crate::views::success_policy::SuccessPolicy;
 use std::sync::Arc;
@@ -94,9 +95,13 @@ pub struct JobView {
     pub status: JobStatus,
     /// Why the controller must not act on it, if a field it reads is unusable.
     pub malformed: Option<Arc<Malformed>>,
-    /// The whole object as last observed (a JSON object whose `status`, if present, is an
-    /// object and whose `status.conditions`, if present, is an array).
-    pub raw: Arc<serde_json::Value>,
+    /// status.conditions as observed (an array when present).
+    pub conditions: Option<Arc<serde_json::Value>>,
+    /// spec.template as observed (an empty object when absent).
+    pub pod_template: Arc<serde_json::Value>,
+    /// The object as last observed, without managedFields, for status writes (a JSON object
+    /// whose `status`, if present, is an object).
+    pub raw: OwnerJson,
 }
 
 impl JobView {
@@ -254,7 +259,13 @@ impl JobView {
                 ready,
             },
             malformed: c.finish(),
-            raw: Arc::new(value),
+            conditions: value
+                .get("status")
+                .and_then(|s| s.get("conditions"))
+                .cloned()
+                .map(Arc::new),
+            pod_template: template_object(&value),
+            raw: OwnerJson::keep(value),
         })
     }
 

@@ -9,6 +9,7 @@ pub mod job;
 pub mod malformed;
 pub mod meta;
 pub mod nodes;
+pub mod owner_json;
 pub mod pod;
 pub mod pod_failure_policy;
 pub mod replicaset;

@@ -1,5 +1,6 @@
-//! The ReplicaSet projection: what its controller reads, checked, and the whole object, because
-//! status updates send it back (as upstream does) and ReplicaSets are few next to their Pods.
+//! The ReplicaSet projection: what its controller reads, checked, and the object as compact JSON
+//! without managedFields, because status updates send it back (as upstream does) and Pods are
+//! created from its template.
 
 use crate::key::{ObjectKey, Uid};
 use crate::labels::LabelSelector;
@@ -10,6 +11,7 @@ use crate::views::checked::{Checker, Field};
 use crate::views::malformed::Malformed;
 use crate::views::malformed::projection;
 use crate::views::meta::{DecodeError, parse_json, read_meta};
+use crate::views::owner_json::OwnerJson;
 use std::sync::Arc;
 
 /// The ReplicaSet status fields the controller writes.
@@ -27,7 +29,8 @@ pub struct ReplicaSetStatus {
     pub observed_generation: i64,
 }
 
-/// A ReplicaSet: the fields the controller reads, and the whole object for status writes.
+/// A ReplicaSet: the fields the controller reads, and the object for status writes and Pod
+/// templates.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ReplicaSetView {
     /// namespace/name.
@@ -54,8 +57,9 @@ pub struct ReplicaSetView {
     pub status: ReplicaSetStatus,
     /// Why the controller must not act on it, if a field it reads is unusable.
     pub malformed: Option<Arc<Malformed>>,
-    /// The whole object as last observed (a JSON object).
-    pub raw: Arc<serde_json::Value>,
+    /// The object as last observed, without managedFields (its Pod template is read from it when
+    /// Pods are created).
+    pub raw: OwnerJson,
 }
 
 impl ReplicaSetView {
@@ -112,7 +116,7 @@ impl ReplicaSetView {
             terminating: meta.terminating,
             status,
             malformed,
-            raw: Arc::new(value),
+            raw: OwnerJson::keep(value),
         })
     }
 }

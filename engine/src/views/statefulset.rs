@@ -1,15 +1,17 @@
-//! The StatefulSet projection: what its controller reads, checked, and the whole object for its
+//! The StatefulSet projection: what its controller reads, checked, its Pod template (named and
+//! recorded by its revisions), and the object as compact JSON without managedFields for its
 //! status writes.
 
 use crate::key::{ObjectKey, Uid};
 use crate::labels::LabelSelector;
-use crate::pod_template::PodTemplate;
+use crate::pod_template::{PodTemplate, template_object};
 use crate::resource::Resource;
 use crate::rv::ResourceVersion;
 use crate::views::checked::{Checker, Field, IntOrPercent};
 use crate::views::malformed::Malformed;
 use crate::views::malformed::projection;
 use crate::views::meta::{DecodeError, parse_json, read_meta};
+use crate::views::owner_json::OwnerJson;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -122,8 +124,10 @@ pub struct StatefulSetView {
     pub status: StatefulSetStatus,
     /// Why the controller must not act on it, if a field it reads is unusable.
     pub malformed: Option<Arc<Malformed>>,
-    /// The whole object as last observed (a JSON object).
-    pub raw: Arc<Value>,
+    /// spec.template as observed (an empty object when absent).
+    pub pod_template: Arc<Value>,
+    /// The object as last observed, without managedFields, for status writes.
+    pub raw: OwnerJson,
 }
 
 impl StatefulSetView {
@@ -260,7 +264,8 @@ impl StatefulSetView {
                 update_revision,
             },
             malformed: c.finish(),
-            raw: Arc::new(value),
+            pod_template: template_object(&value),
+            raw: OwnerJson::keep(value),
         })
     }
 

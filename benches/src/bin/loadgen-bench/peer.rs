@@ -1,5 +1,6 @@
-//! The peer: kube-rs 5 `watcher` + `reflector` into a `Store<Pod>` with the page size it
-//! defaults to (500), and kube-rs `Controller` with the same no-op reconciler and concurrency.
+//! The peer: kube-rs 5 `watcher` + `reflector` into a `Store<Pod>` and a `Store<ReplicaSet>`
+//! (what a ReplicaSet controller holds, as Tidemark's side does) with the page size it defaults
+//! to (500), and kube-rs `Controller` with the same no-op reconciler and concurrency.
 
 use crate::machine::memory;
 use crate::seed::Seed;
@@ -31,33 +32,56 @@ pub async fn client(kubeconfig: &str) -> anyhow::Result<kube::Client> {
     kube::Client::try_from(config).context("kube client")
 }
 
-/// Syncs a reflector of every Pod; returns it with the stream (to go on watching) and the figures.
-pub async fn sync(
-    kubeconfig: &str,
-    seed: &Seed,
-) -> anyhow::Result<(Store<Pod>, PodStream, SyncOut)> {
-    let api: Api<Pod> = Api::all(client(kubeconfig).await?);
-    let (reader, writer) = reflector::store::<Pod>();
-    let before = memory();
-    let started = Instant::now();
-    let mut stream: PodStream = Box::pin(reflector::reflector(
-        writer,
-        watcher(api, watcher::Config::default()),
-    ));
+/// Polls `stream` until its initial list is in the store.
+async fn until_listed<K>(
+    stream: &mut (impl Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Unpin),
+) -> anyhow::Result<()> {
     while let Some(event) = stream.try_next().await.context("peer watcher")? {
         if matches!(event, watcher::Event::InitDone) {
             break;
         }
     }
+    Ok(())
+}
+
+/// Syncs a reflector of every Pod and one of every ReplicaSet, side by side; returns the Pods'
+/// with its stream (to go on watching) and the figures. The ReplicaSets' stream goes on in a
+/// task of its own, so their store stays held.
+pub async fn sync(
+    kubeconfig: &str,
+    seed: &Seed,
+) -> anyhow::Result<(Store<Pod>, PodStream, SyncOut)> {
+    let client = client(kubeconfig).await?;
+    let (reader, writer) = reflector::store::<Pod>();
+    let (owners, owners_writer) = reflector::store::<ReplicaSet>();
+    let before = memory();
+    let started = Instant::now();
+    let mut stream: PodStream = Box::pin(reflector::reflector(
+        writer,
+        watcher(Api::<Pod>::all(client.clone()), watcher::Config::default()),
+    ));
+    let mut owner_stream = Box::pin(reflector::reflector(
+        owners_writer,
+        watcher(Api::<ReplicaSet>::all(client), watcher::Config::default()),
+    ));
+    futures::try_join!(until_listed(&mut stream), until_listed(&mut owner_stream))?;
     let seconds = started.elapsed().as_secs_f64();
     let after = memory();
+    tokio::spawn(owner_stream.for_each(|_| futures::future::ready(())));
     let cached = reader.state().len() as u64;
     let pods = seed.pods.len() as u64;
     anyhow::ensure!(cached == pods, "the peer cached {cached} Pods of {pods}");
+    let cached_owners = owners.state().len();
+    anyhow::ensure!(
+        cached_owners == seed.replicasets.len(),
+        "the peer cached {cached_owners} ReplicaSets of {}",
+        seed.replicasets.len()
+    );
+    let objects = pods + seed.replicasets.len() as u64;
     Ok((
         reader,
         stream,
-        SyncOut::new(seconds, pods, pods, before, after),
+        SyncOut::new(seconds, pods, objects, before, after),
     ))
 }
 

@@ -1,7 +1,9 @@
-//! Seeds the bench server: N realistic Pods (4 to 7 KB each) owned by M ReplicaSets, rendered
-//! into pre-encoded bytes at resourceVersions 1..=N, the ReplicaSets after them.
+//! Seeds the bench server: N realistic Pods (4 to 7 KB each) owned by M realistic ReplicaSets
+//! (about 5 KB each, managedFields included), rendered into pre-encoded bytes at resourceVersions
+//! 1..=N, the ReplicaSets after them.
 
 use bytes::Bytes;
+use tidemark_benches::realistic_replicaset_json;
 use tidemark_loadgen::bench::pods::{PodTemplates, replicaset_json};
 use tidemark_loadgen::bench::server::{BenchServer, BenchServerConfig};
 
@@ -18,9 +20,21 @@ pub struct Seed {
     pub revision: u64,
 }
 
+/// `TIDEMARK_BENCH_LEAN_OWNERS=1` seeds lean 0.6 KB ReplicaSets (a one-container template, no
+/// managedFields): how PERF.md shows what realistic owners cost. The default is realistic
+/// ReplicaSets.
+pub fn lean_owners() -> bool {
+    std::env::var("TIDEMARK_BENCH_LEAN_OWNERS").is_ok_and(|v| v == "1")
+}
+
 /// Renders `pods` Pods and `replicasets` ReplicaSets.
 pub fn render(pods: u64, replicasets: u64) -> Seed {
     let replicasets = replicasets.max(1);
+    let owner = if lean_owners() {
+        replicaset_json
+    } else {
+        realistic_replicaset_json
+    };
     let templates = PodTemplates::new(replicasets);
     let pod_bytes = (0..pods)
         .map(|i| Bytes::from(templates.render(i, i + 1, 0)))
@@ -28,7 +42,7 @@ pub fn render(pods: u64, replicasets: u64) -> Seed {
     let rs_bytes = (0..replicasets)
         .map(|r| {
             let replicas = pods / replicasets + u64::from(r < pods % replicasets);
-            Bytes::from(replicaset_json(r, replicas, pods + r + 1))
+            Bytes::from(owner(r, replicas, pods + r + 1))
         })
         .collect();
     Seed {

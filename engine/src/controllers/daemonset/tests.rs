@@ -107,7 +107,7 @@ fn deleted(plan: &Plan) -> Vec<String> {
 #[test]
 fn each_eligible_node_gets_one_pod_and_a_second_one_is_removed() {
     let d = ds(json!({"pool": "a"}));
-    let revision = template_hash(d.raw.get("spec").and_then(|s| s.get("template")));
+    let revision = template_hash(Some(&d.pod_template));
     let nodes = vec![
         node("n1", json!({"pool": "a"})),
         node("n2", json!({"pool": "a"})),
@@ -155,7 +155,7 @@ fn a_template_spec_that_is_not_an_object_is_malformed_not_a_panic() {
 #[test]
 fn a_malformed_node_gets_no_pod_and_keeps_the_one_it_has() {
     let d = ds(json!({}));
-    let revision = template_hash(d.raw.get("spec").and_then(|s| s.get("template")));
+    let revision = template_hash(Some(&d.pod_template));
     let bad = NodeView::from_value(
         json!({"metadata": {"name": "n2", "uid": "u-n2", "labels": {"a": 1}}}),
     )
@@ -205,7 +205,7 @@ const KCM_HASH: &str = "6b8f7c9d5";
 
 /// The ControllerRevision kube-controller-manager wrote for `ds`'s template.
 fn kcm_revision(ds: &DaemonSetView) -> Object {
-    let mut template = ds.raw["spec"]["template"].clone();
+    let mut template = (*ds.pod_template).clone();
     template["$patch"] = json!("replace");
     let body = json!({
         "apiVersion": "apps/v1", "kind": "ControllerRevision",
@@ -267,7 +267,10 @@ fn without_kcm_s_revision_the_same_pods_would_be_rolled() {
 
 #[test]
 fn a_pod_at_the_set_s_template_generation_is_current_whatever_its_hash() {
-    let mut value = (*ds(json!({})).raw).clone();
+    let mut value = ds(json!({}))
+        .raw
+        .to_value()
+        .expect("the kept object parses");
     value["metadata"]["annotations"] = json!({"deprecated.daemonset.template.generation": "2"});
     let d = DaemonSetView::from_value(value).expect("ds");
     let nodes = vec![node("n0", json!({})), node("n1", json!({}))];
@@ -302,7 +305,10 @@ fn a_pod_at_the_set_s_template_generation_is_current_whatever_its_hash() {
 
 /// A DaemonSet that surges one Node at a time and never has one unavailable.
 fn surging() -> DaemonSetView {
-    let mut value = (*ds(json!({})).raw).clone();
+    let mut value = ds(json!({}))
+        .raw
+        .to_value()
+        .expect("the kept object parses");
     value["spec"]["updateStrategy"] =
         json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}});
     DaemonSetView::from_value(value).expect("ds")
@@ -320,7 +326,7 @@ fn not_ready(mut p: PodView) -> PodView {
 #[test]
 fn with_max_surge_an_updated_pod_starts_beside_the_old_one_on_one_node_at_a_time() {
     let d = surging();
-    let current = template_hash(d.raw.get("spec").and_then(|s| s.get("template")));
+    let current = template_hash(Some(&d.pod_template));
     let old: Vec<PodView> = (0..3)
         .map(|i| pod(&format!("old{i}"), &format!("n{i}"), i, "old"))
         .collect();
@@ -353,7 +359,7 @@ fn with_max_surge_an_updated_pod_starts_beside_the_old_one_on_one_node_at_a_time
 #[test]
 fn with_max_surge_a_second_updated_pod_goes_and_an_unready_old_pod_is_replaced_at_once() {
     let d = surging();
-    let current = template_hash(d.raw.get("spec").and_then(|s| s.get("template")));
+    let current = template_hash(Some(&d.pod_template));
     let pods = vec![
         pod("new0", "n0", 1, &current),
         pod("new0b", "n0", 2, &current),
@@ -373,7 +379,10 @@ fn with_max_surge_a_second_updated_pod_goes_and_an_unready_old_pod_is_replaced_a
 
 #[test]
 fn without_surge_or_unavailability_one_node_may_be_unavailable_as_upstream_defaults() {
-    let mut value = (*ds(json!({})).raw).clone();
+    let mut value = ds(json!({}))
+        .raw
+        .to_value()
+        .expect("the kept object parses");
     value["spec"]["updateStrategy"] =
         json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 0}});
     let d = DaemonSetView::from_value(value).expect("ds");
@@ -402,7 +411,10 @@ fn revision_of(d: &DaemonSetView, hash: &str, number: i64, image: &str) -> Objec
 
 #[test]
 fn old_revisions_beyond_the_history_limit_go_unless_a_pod_carries_their_hash() {
-    let mut value = (*ds(json!({})).raw).clone();
+    let mut value = ds(json!({}))
+        .raw
+        .to_value()
+        .expect("the kept object parses");
     value["spec"]["revisionHistoryLimit"] = json!(1);
     let d = DaemonSetView::from_value(value).expect("ds");
     let current = kcm_revision(&d);

@@ -7,7 +7,7 @@ use crate::object::{
     INDEX_IGNORED_FAILURE_COUNT_ANNOTATION, IndexFailures, JOB_TRACKING_FINALIZER, PodPhase,
     PodView,
 };
-use crate::pod_template::{ControllerRef, NewMeta, NewObject, SpecOnly, template_spec, to_body};
+use crate::pod_template::{ControllerRef, NewMeta, NewObject, SpecOnly, spec_of_template, to_body};
 use crate::reconciler::ReconcileError;
 use crate::resource::Resource;
 use crate::views::job::JobView;
@@ -62,7 +62,7 @@ pub(super) fn pod_for(
             )],
         },
         body: SpecOnly {
-            spec: template_spec(&job.raw),
+            spec: spec_of_template(&job.pod_template),
         },
     };
     Ok(Action::Create {

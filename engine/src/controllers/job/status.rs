@@ -4,6 +4,7 @@
 
 use super::tracking::Tally;
 use crate::index_set::IndexSet;
+use crate::pod_template::owner_object;
 use crate::reconciler::ReconcileError;
 use crate::views::job::JobView;
 use serde_json::{Map, Value, json};
@@ -57,7 +58,7 @@ impl Condition {
 
 /// The cached status.conditions.
 pub(super) fn conditions(job: &JobView) -> Option<&Value> {
-    job.raw.get("status").and_then(|s| s.get("conditions"))
+    job.conditions.as_deref()
 }
 
 /// What a status write changes.
@@ -85,7 +86,7 @@ pub(super) fn with_status(
         key: job.key.clone(),
         message: message.to_string(),
     };
-    let mut body = (*job.raw).clone();
+    let mut body = owner_object("job", &job.key, &job.raw)?;
     let Value::Object(object) = &mut body else {
         return Err(unbuildable("the cached Job is not a JSON object"));
     };

@@ -386,7 +386,10 @@ fn a_suspended_job_creates_nothing_and_its_active_pods_go() {
 }
 
 fn with_selector() -> JobView {
-    let mut value = (*job(json!({"parallelism": 2, "completions": 4}), json!({})).raw).clone();
+    let mut value = job(json!({"parallelism": 2, "completions": 4}), json!({}))
+        .raw
+        .to_value()
+        .expect("the kept object parses");
     value["spec"]["selector"] =
         json!({"matchLabels": {"batch.kubernetes.io/controller-uid": "uid-pi"}});
     JobView::from_value(value).expect("job")

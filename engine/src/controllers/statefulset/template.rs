@@ -1,7 +1,7 @@
 //! The Pod template a StatefulSet Pod is made from: the set's own, or the one a revision
 //! recorded (an ordinal below the partition comes back at the current revision).
 
-use crate::pod_template::template_spec;
+use crate::pod_template::spec_of_template;
 use crate::views::statefulset::StatefulSetView;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -18,7 +18,7 @@ impl<'a> Template<'a> {
         Template {
             labels: set.template.labels.clone(),
             annotations: set.template.annotations.clone(),
-            spec: template_spec(&set.raw),
+            spec: spec_of_template(&set.pod_template),
         }
     }
 

@@ -195,7 +195,7 @@ fn a_template_spec_that_is_not_an_object_is_malformed_not_a_panic() {
 
 #[test]
 fn a_start_ordinal_shifts_the_wanted_pods_and_keeps_them() {
-    let mut value = (*set(3, true).raw).clone();
+    let mut value = set(3, true).raw.to_value().expect("the kept object parses");
     value["spec"]["ordinals"] = json!({"start": 5});
     let s = StatefulSetView::from_value(value).expect("set");
     let pods = (5..8).map(|i| pod(&s, i, true, false)).collect();
@@ -209,7 +209,7 @@ fn a_start_ordinal_shifts_the_wanted_pods_and_keeps_them() {
 
 #[test]
 fn a_huge_parallel_set_creates_a_bounded_burst() {
-    let mut value = (*set(1, true).raw).clone();
+    let mut value = set(1, true).raw.to_value().expect("the kept object parses");
     value["spec"]["replicas"] = json!(i32::MAX);
     let s = StatefulSetView::from_value(value).expect("set");
     let p = plan(&s, vec![]);
@@ -241,7 +241,10 @@ fn rolling(
     strategy: serde_json::Value,
     current: &str,
 ) -> StatefulSetView {
-    let mut value = (*set(replicas, parallel).raw).clone();
+    let mut value = set(replicas, parallel)
+        .raw
+        .to_value()
+        .expect("the kept object parses");
     value["spec"]["updateStrategy"] = strategy;
     value["status"] = json!({"currentRevision": current, "updateRevision": current});
     StatefulSetView::from_value(value).expect("set")
@@ -414,7 +417,10 @@ const KCM: &str = "db-5d8f9c7b6";
 /// A set as kube-controller-manager leaves it: a rolling update strategy, its status naming
 /// KCM's revision, every Pod labelled with it.
 fn left_by_kcm() -> (StatefulSetView, Vec<PodView>) {
-    let mut value = (*rolling(3, false, json!({"type": "RollingUpdate"}), KCM).raw).clone();
+    let mut value = rolling(3, false, json!({"type": "RollingUpdate"}), KCM)
+        .raw
+        .to_value()
+        .expect("the kept object parses");
     value["status"] = json!({
         "replicas": 3, "readyReplicas": 3, "currentReplicas": 3, "updatedReplicas": 3,
         "availableReplicas": 3, "observedGeneration": 1,
@@ -428,7 +434,7 @@ fn left_by_kcm() -> (StatefulSetView, Vec<PodView>) {
 #[test]
 fn a_set_taken_over_from_kcm_keeps_its_pods_when_its_revision_records_the_template() {
     let (s, pods) = left_by_kcm();
-    let template = s.raw["spec"]["template"].clone();
+    let template = (*s.pod_template).clone();
     let p = plan_with_revisions(&s, pods, vec![kcm_revision(&s, KCM, 1, template)]);
     assert!(deleted(&p).is_empty(), "{p:?}");
     assert!(
@@ -527,10 +533,10 @@ fn deleted_revisions(plan: &Plan) -> Vec<String> {
 #[test]
 fn revisions_beyond_the_history_limit_go_oldest_first_and_never_a_live_one() {
     let (s, pods) = left_by_kcm();
-    let mut value = (*s.raw).clone();
+    let mut value = s.raw.to_value().expect("the kept object parses");
     value["spec"]["revisionHistoryLimit"] = json!(1);
     let s = StatefulSetView::from_value(value).expect("set");
-    let template = s.raw["spec"]["template"].clone();
+    let template = (*s.pod_template).clone();
     let other = |image: &str| json!({"metadata": {"labels": {"app": "db"}}, "spec": {"containers": [{"name": "db", "image": image}]}});
     let mut pods = pods;
     pods[0] = pod_at(&s, 0, true, false, "db-second");
