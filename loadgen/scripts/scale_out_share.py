@@ -10,7 +10,8 @@ reports of `loadgen stress --scenario scale-out-share-N --json ...` (any N, one 
 Per replica: watch events and bytes as the server sent them (its count by User-Agent), the
 manager's own count of events, its cached objects, heap and ranges held (scraped at the end;
 `-` when the manager does not serve the metric). Each figure is followed by its ratio to the
-1-replica figure divided by N: 1.00 is an exact 1/N share."""
+1-replica figure divided by N: 1.00 is an exact 1/N share. A row `all` per N sums its replicas,
+with the ratio to the 1-replica figure itself: above 1.00 is what splitting costs in all."""
 
 import json
 import sys
@@ -55,6 +56,13 @@ def main(paths):
             held = r.get("ranges_held")
             cells = [str(n), f"tidemark-{r['index']}", "-" if held is None else str(held)]
             cells += [cell(r.get(field), base.get(field), n) for _, field in FIGURES]
+            print("| " + " | ".join(cells) + " |")
+        if n > 1:
+            cells = [str(n), "all", ""]
+            for _, field in FIGURES:
+                values = [r.get(field) for r in started(report)]
+                summed = None if None in values else sum(values)
+                cells.append(cell(summed, base.get(field), 1))
             print("| " + " | ".join(cells) + " |")
     failed = [r["scenario"] for _, r in by_n if r.get("violations") or not r.get("converged")]
     if failed:

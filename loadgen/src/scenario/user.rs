@@ -331,7 +331,7 @@ mod tests {
         })
         .await
         .expect("server");
-        for (ns, set) in [("ns-0", "rs-0"), ("ns-7", "rs-7"), ("ns-0", "rs-8")] {
+        for (ns, set) in [("0-ns", "rs-0"), ("7-ns", "rs-7"), ("0-ns", "rs-8")] {
             server
                 .create(Resource::ReplicaSets, ns, replicaset_manifest(ns, set, 1))
                 .expect("set");
@@ -344,14 +344,14 @@ mod tests {
                 .get(Resource::ReplicaSets, ns, set)
                 .map(|rs| rs["spec"]["replicas"].clone())
         };
-        assert_eq!(replicas("ns-7", "rs-7"), Some(json!(3)));
+        assert_eq!(replicas("7-ns", "rs-7"), Some(json!(3)));
         let delete_rs_8 = WorkloadEvent {
             from: "rs-8".into(),
             ..event(EventVerb::DeleteOrphaning, None, 1)
         };
         user.act(&delete_rs_8).expect("delete");
-        assert_eq!(replicas("ns-0", "rs-8"), None, "rs-8 is found in ns-0");
-        assert_eq!(replicas("ns-0", "rs-0"), Some(json!(1)));
+        assert_eq!(replicas("0-ns", "rs-8"), None, "rs-8 is found in 0-ns");
+        assert_eq!(replicas("0-ns", "rs-0"), Some(json!(1)));
         server.shutdown().await;
     }
 

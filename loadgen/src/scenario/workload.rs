@@ -336,7 +336,9 @@ mod tests {
         assert_eq!(eight.all().len(), 8);
         assert!(eight.contains("3-stress"));
         assert!(
-            !eight.contains("stress") && !eight.contains("8-stress") && !eight.contains("03-stress")
+            !eight.contains("stress")
+                && !eight.contains("8-stress")
+                && !eight.contains("03-stress")
         );
     }
 }
