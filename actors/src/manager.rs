@@ -397,7 +397,7 @@ impl Manager {
                 RangeLeases::new(
                     client.clone(),
                     RangeConfig {
-                        namespace: le.namespace.clone(),
+                        namespace: config.scale_out_namespace.clone(),
                         prefix: le.name.clone(),
                         elector: le.elector.clone(),
                         fencing: le.fencing,

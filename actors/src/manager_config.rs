@@ -49,6 +49,9 @@ pub struct ManagerConfig {
     /// lists, watches and writes only the namespaced objects of the ranges it holds; the
     /// manager-wide leader alone reconciles cluster-scoped keys.
     pub scale_out: bool,
+    /// Where the range and membership Leases live (`--scale-out-lease-namespace`): a namespace
+    /// of their own, so RBAC can let the replicas replace any Lease there and none elsewhere.
+    pub scale_out_namespace: String,
     /// The live-read circuit breakers.
     pub breaker: BreakerConfig,
     /// Node lifecycle's `--node-monitor-grace-period`.
@@ -83,6 +86,7 @@ impl Default for ManagerConfig {
             consistent_relists: true,
             leader_election: None,
             scale_out: false,
+            scale_out_namespace: "tidemark-ranges".into(),
             breaker: BreakerConfig::default(),
             node_monitor_grace_period:
                 tidemark_engine::controllers::nodelifecycle::DEFAULT_GRACE_PERIOD,

@@ -31,10 +31,10 @@ use tokio::sync::watch;
 /// Where the range Leases live and how their elections run.
 #[derive(Clone, Debug)]
 pub struct RangeConfig {
-    /// The Leases' namespace (`--leader-elect-resource-namespace`).
+    /// The Leases' namespace (`--scale-out-lease-namespace`).
     pub namespace: String,
     /// Their names' prefix (`--leader-elect-resource-name`): `<prefix>-range-NN` and
-    /// `<prefix>-member-<hash>`.
+    /// `<prefix>-member-NN` (16 membership slots).
     pub prefix: String,
     /// Identity and timings, as leader election's.
     pub elector: ElectorConfig,

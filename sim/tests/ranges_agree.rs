@@ -52,10 +52,12 @@ fn the_selector_of_every_range_together_selects_everything() {
 
 #[test]
 fn a_selector_of_scattered_ranges_selects_exactly_their_namespaces() {
-    let held: Vec<RangeId> = [30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 51, 53, 54, 55, 56, 57]
-        .into_iter()
-        .map(RangeId)
-        .collect();
+    let held: Vec<RangeId> = [
+        30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 51, 53, 54, 55, 56, 57,
+    ]
+    .into_iter()
+    .map(RangeId)
+    .collect();
     let text = shard_selector(&held).expect("ranges");
     let selector = ShardSelector::parse(&text).expect("the server reads a selector with ||");
     for n in 0..2_000 {

@@ -89,6 +89,7 @@ fn run(args: RunArgs) -> anyhow::Result<std::process::ExitCode> {
         );
     }
     manager.scale_out = args.scale_out;
+    manager.scale_out_namespace = args.scale_out_lease_namespace.clone();
     if let Some(shards) = args.shards {
         if shards == 0 {
             bail!("--shards must be at least 1");

@@ -151,11 +151,19 @@ pub struct RunArgs {
     #[arg(long, default_value = "true", action = clap::ArgAction::Set, value_parser = parse_go_bool, help_heading = "Leader election")]
     pub leader_elect_fencing: bool,
     /// Scale-out: replicas split the namespaces into 64 ranges, each held through a Lease
-    /// (`<resource-name>-range-NN` beside the leader's), and each lists, watches (KEP-5866
+    /// (`<resource-name>-range-NN` in --scale-out-lease-namespace), and each lists, watches (KEP-5866
     /// `shardSelector`) and writes only its ranges' objects. Needs --leader-elect; every
     /// replica runs with the same flags, and how many there are is found through the Leases.
     #[arg(long, num_args = 0..=1, default_value = "false", default_missing_value = "true", value_parser = parse_go_bool, help_heading = "Leader election")]
     pub scale_out: bool,
+    /// The namespace of the range and membership Leases under --scale-out (a namespace of their
+    /// own: the replicas may replace any Lease in it).
+    #[arg(
+        long,
+        default_value = "tidemark-ranges",
+        help_heading = "Leader election"
+    )]
+    pub scale_out_lease_namespace: String,
 
     /// Log format (upstream's --logging-format; --log-format is an alias).
     #[arg(long, visible_alias = "log-format", value_enum, default_value_t = LogFormat::Text, help_heading = "Logging")]

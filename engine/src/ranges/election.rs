@@ -1,19 +1,21 @@
-//! Range ownership through Leases, sans-IO: one [`Elector`] per range and one for this replica's
-//! membership Lease. Each round takes every Lease of the namespace as just listed and returns
+//! Range ownership through Leases, sans-IO: one [`Elector`] per range and one per membership
+//! slot (a replica holds one slot, so it counts before it holds a range). Every Lease has a name
+//! known in advance, so RBAC can grant exactly these. Each round takes every Lease of the namespace as just listed and returns
 //! the writes to make; the caller reports each outcome back. A range given back to another
 //! replica is drained first: its fence closes at once, and its Lease is released only after the
 //! write deadline, when every write sent before has committed or failed.
 
 use crate::leader_election::{Elector, ElectorConfig, LeaseRecord, LeaseStep};
-use crate::ranges::{RANGES, RangeHolder, RangeId, fnv1a64, plan};
+use crate::ranges::{MEMBER_SLOTS, RANGES, RangeHolder, RangeId, member_lease_name, plan};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 /// Why a Lease is written.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum WritePurpose {
-    /// This replica's membership Lease: it counts as a replica even while it holds no range.
-    Member,
+    /// A membership slot's Lease, taken or renewed: this replica counts even while it holds no
+    /// range.
+    Member(u16),
     /// A range this replica holds, renewed.
     Renew(RangeId),
     /// A free range taken.
@@ -59,9 +61,9 @@ pub struct RangeElection {
     ranges: Vec<Elector>,
     /// Per range: when its fence was closed to give it back.
     draining: Vec<Option<Instant>>,
-    member: Elector,
-    /// The other replicas' membership Leases, judged live or expired as a range's holder is.
-    others: BTreeMap<String, Elector>,
+    /// One per membership slot: this replica holds one, and the live holders of the others are
+    /// the other replicas.
+    members: Vec<Elector>,
     /// Per range: whether its fence was open at the last poll.
     reported: Vec<bool>,
 }
@@ -71,12 +73,13 @@ impl RangeElection {
     pub fn new(config: ElectorConfig, prefix: impl Into<String>) -> Self {
         let ranges = (0..RANGES).map(|_| Elector::new(config.clone())).collect();
         Self {
-            member: Elector::new(config.clone()),
+            members: (0..MEMBER_SLOTS)
+                .map(|_| Elector::new(config.clone()))
+                .collect(),
             config,
             prefix: prefix.into(),
             ranges,
             draining: vec![None; usize::from(RANGES)],
-            others: BTreeMap::new(),
             reported: vec![false; usize::from(RANGES)],
         }
     }
@@ -86,18 +89,11 @@ impl RangeElection {
         &self.config.identity
     }
 
-    /// The name of this replica's membership Lease: `<prefix>-member-<hash of the identity>`
-    /// (an identity such as `host_3f2a` is not a valid object name).
-    pub fn member_lease(&self) -> String {
-        format!(
-            "{}-member-{:016x}",
-            self.prefix,
-            fnv1a64(&self.config.identity)
-        )
-    }
-
-    fn member_prefix(&self) -> String {
-        format!("{}-member-", self.prefix)
+    /// The membership slots this replica holds (one, unless two rounds raced).
+    pub fn member_slots(&self, now: Instant) -> Vec<u16> {
+        (0..MEMBER_SLOTS)
+            .filter(|slot| self.members[usize::from(*slot)].is_leader(now))
+            .collect()
     }
 
     /// Decides this round's writes from every Lease of the namespace, as just read live (by
@@ -110,26 +106,7 @@ impl RangeElection {
     ) -> Vec<LeaseWrite> {
         let mut writes = Vec::new();
         let me = self.config.identity.clone();
-        let own = self.member_lease();
-        match self
-            .member
-            .observe(leases.get(&own).cloned(), now, wall_now)
-        {
-            LeaseStep::Create(record) => writes.push(LeaseWrite {
-                name: own.clone(),
-                record,
-                create: true,
-                purpose: WritePurpose::Member,
-            }),
-            LeaseStep::Update { record, .. } => writes.push(LeaseWrite {
-                name: own.clone(),
-                record,
-                create: false,
-                purpose: WritePurpose::Member,
-            }),
-            LeaseStep::Wait { .. } => {}
-        }
-        let members = self.live_members(leases, &own, now, wall_now);
+        let members = self.membership(leases, now, wall_now, &mut writes);
         let mut holders = Vec::with_capacity(self.ranges.len());
         let mut steps = Vec::with_capacity(self.ranges.len());
         for (i, elector) in self.ranges.iter_mut().enumerate() {
@@ -190,35 +167,61 @@ impl RangeElection {
         writes
     }
 
-    /// The holders of the other membership Leases that are still renewed.
-    fn live_members(
+    /// Renews this replica's membership slot, or takes the first free one; returns the live
+    /// holders of the others.
+    fn membership(
         &mut self,
         leases: &BTreeMap<String, LeaseRecord>,
-        own: &str,
         now: Instant,
         wall_now: &str,
+        writes: &mut Vec<LeaseWrite>,
     ) -> BTreeSet<String> {
-        let prefix = self.member_prefix();
-        self.others.retain(|name, _| leases.contains_key(name));
-        let mut members = BTreeSet::new();
-        for (name, record) in leases.range(prefix.clone()..) {
-            if !name.starts_with(&prefix) {
-                break;
-            }
-            if name == own {
-                continue;
-            }
-            let elector = self
-                .others
-                .entry(name.clone())
-                .or_insert_with(|| Elector::new(self.config.clone()));
-            if let LeaseStep::Wait { holder, .. } =
-                elector.observe(Some(record.clone()), now, wall_now)
-            {
-                members.insert(holder);
+        let mut others = BTreeSet::new();
+        let mut ours = None;
+        let mut free = None;
+        for (slot, elector) in self.members.iter_mut().enumerate() {
+            let slot = slot as u16;
+            let name = member_lease_name(&self.prefix, slot);
+            match elector.observe(leases.get(&name).cloned(), now, wall_now) {
+                LeaseStep::Wait { holder, .. } => {
+                    others.insert(holder);
+                }
+                LeaseStep::Update {
+                    record,
+                    takeover: false,
+                } if ours.is_none() => ours = Some((name, record, false, slot)),
+                LeaseStep::Update {
+                    takeover: false, ..
+                } => {
+                    // A second slot of ours (two rounds raced): give it back.
+                    if let Some(released) = elector.release(wall_now) {
+                        writes.push(LeaseWrite {
+                            name,
+                            record: released,
+                            create: false,
+                            purpose: WritePurpose::Member(slot),
+                        });
+                    }
+                }
+                LeaseStep::Update {
+                    record,
+                    takeover: true,
+                } if free.is_none() => free = Some((name, record, false, slot)),
+                LeaseStep::Create(record) if free.is_none() => {
+                    free = Some((name, record, true, slot));
+                }
+                _ => {}
             }
         }
-        members
+        if let Some((name, record, create, slot)) = ours.or(free) {
+            writes.push(LeaseWrite {
+                name,
+                record,
+                create,
+                purpose: WritePurpose::Member(slot),
+            });
+        }
+        others
     }
 
     /// `write` was stored by a request sent at `sent_at`, and came back with
@@ -226,7 +229,9 @@ impl RangeElection {
     pub fn written(&mut self, write: &LeaseWrite, resource_version: String, sent_at: Instant) {
         let record = write.record.clone();
         match write.purpose {
-            WritePurpose::Member => self.member.written(record, resource_version, sent_at),
+            WritePurpose::Member(slot) => {
+                self.members[usize::from(slot)].written(record, resource_version, sent_at);
+            }
             WritePurpose::Renew(id) | WritePurpose::Acquire(id) => {
                 self.ranges[usize::from(id.0)].written(record, resource_version, sent_at);
             }
@@ -237,7 +242,7 @@ impl RangeElection {
     /// `write` lost a race (`409`); the next round reads again.
     pub fn conflicted(&mut self, write: &LeaseWrite) {
         match write.purpose {
-            WritePurpose::Member => self.member.conflicted(),
+            WritePurpose::Member(slot) => self.members[usize::from(slot)].conflicted(),
             WritePurpose::Renew(id) | WritePurpose::Acquire(id) | WritePurpose::Release(id) => {
                 self.ranges[usize::from(id.0)].conflicted();
             }
@@ -311,13 +316,15 @@ impl RangeElection {
                 });
             }
         }
-        if let Some(record) = self.member.release(wall_now) {
-            writes.push(LeaseWrite {
-                name: self.member_lease(),
-                record,
-                create: false,
-                purpose: WritePurpose::Member,
-            });
+        for (slot, elector) in self.members.iter_mut().enumerate() {
+            if let Some(record) = elector.release(wall_now) {
+                writes.push(LeaseWrite {
+                    name: member_lease_name(&self.prefix, slot as u16),
+                    record,
+                    create: false,
+                    purpose: WritePurpose::Member(slot as u16),
+                });
+            }
         }
         writes
     }
@@ -397,7 +404,11 @@ mod tests {
         assert_eq!(a.held(t0).len(), usize::from(RANGES));
         let changes = a.poll_changes(t0);
         assert_eq!(changes.gained.len(), usize::from(RANGES));
-        assert!(leases.stored.contains_key(&a.member_lease()));
+        assert_eq!(a.member_slots(t0), [0]);
+        assert_eq!(
+            leases.stored["tidemark-member-00"].holder.as_deref(),
+            Some("a")
+        );
         assert!(leases.stored.contains_key("tidemark-range-63"));
     }
 
@@ -418,6 +429,8 @@ mod tests {
         let end = t0 + Duration::from_secs(10);
         assert_eq!(a.held(end).len(), 32);
         assert_eq!(b.held(end).len(), 32);
+        assert_eq!(a.member_slots(end), [0]);
+        assert_eq!(b.member_slots(end), [1], "the first free slot");
     }
 
     #[test]
@@ -486,7 +499,11 @@ mod tests {
         let mut a = RangeElection::new(config("a"), "tidemark");
         round(&mut a, &mut leases, t0);
         let writes = a.release_all("2026-12-07T00:00:01.000000Z");
-        assert_eq!(writes.len(), usize::from(RANGES) + 1);
+        assert_eq!(
+            writes.len(),
+            usize::from(RANGES) + 1,
+            "every range and the slot"
+        );
         assert!(a.held(t0).is_empty(), "no write may follow the release");
         for w in &writes {
             assert!(leases.apply(w).is_some(), "{}", w.name);

@@ -16,6 +16,16 @@ pub use plan::{RangeHolder, RangePlan, plan};
 /// even or nearly even share, few enough that a replica renews its Leases cheaply.
 pub const RANGES: u16 = 64;
 
+/// How many replicas can count as members: each holds one membership slot Lease
+/// (`<prefix>-member-NN`), so every Lease the replicas write has a name RBAC can list. Past 16
+/// replicas a share is four ranges or fewer.
+pub const MEMBER_SLOTS: u16 = 16;
+
+/// The name of membership slot `slot`'s Lease: `<prefix>-member-03`.
+pub fn member_lease_name(prefix: &str, slot: u16) -> String {
+    format!("{prefix}-member-{slot:02}")
+}
+
 /// One of the [`RANGES`] equal ranges of the hash ring.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct RangeId(pub u16);

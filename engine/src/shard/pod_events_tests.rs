@@ -52,7 +52,11 @@ fn a_restart_or_a_new_resource_version_does_not_queue_the_replicaset() {
     };
     assert_eq!(changed(&mut s, restarted, 20, now), before, "a restart");
     let touched = pod(&rs, "web-b", 21, true);
-    assert_eq!(changed(&mut s, touched, 21, now), before, "only the version");
+    assert_eq!(
+        changed(&mut s, touched, 21, now),
+        before,
+        "only the version"
+    );
     assert_eq!(s.stats(now)[0].unchanged_pod_events, 2);
 }
 

@@ -1,8 +1,13 @@
-//! The RBAC manifest Tidemark ships (`deploy/rbac.yaml`), embedded so tests and stress
-//! reports can build a policy from it and audit it.
+//! The RBAC manifests Tidemark ships (`deploy/rbac.yaml` and scale-out's
+//! `deploy/scale-out/rbac.yaml`), embedded so tests and stress reports can build a policy from
+//! them and audit it.
 
-/// The text of `deploy/rbac.yaml`.
-pub const TIDEMARK_RBAC_YAML: &str = include_str!("../../../deploy/rbac.yaml");
+/// The text of `deploy/rbac.yaml` and `deploy/scale-out/rbac.yaml`, one YAML stream.
+pub const TIDEMARK_RBAC_YAML: &str = concat!(
+    include_str!("../../../deploy/rbac.yaml"),
+    "---\n",
+    include_str!("../../../deploy/scale-out/rbac.yaml")
+);
 
 /// The namespace of Tidemark's ServiceAccount.
 pub const TIDEMARK_NAMESPACE: &str = "kube-system";
@@ -130,6 +135,16 @@ mod tests {
             ),
             (
                 Method::POST,
+                "/apis/coordination.k8s.io/v1/namespaces/tidemark-ranges/leases",
+                None,
+            ),
+            (
+                Method::PUT,
+                "/apis/coordination.k8s.io/v1/namespaces/tidemark-ranges/leases/tidemark-range-07",
+                None,
+            ),
+            (
+                Method::POST,
                 "/apis/authentication.k8s.io/v1/tokenreviews",
                 None,
             ),
@@ -181,6 +196,13 @@ mod tests {
             Method::PUT,
             "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/other"
         ));
+        assert!(
+            denied(
+                Method::PUT,
+                "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-controller-manager"
+            ),
+            "scale-out's Leases are in a namespace of their own"
+        );
         assert!(denied(
             Method::PUT,
             "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/node-1"

@@ -98,8 +98,8 @@ fn answers_to_the_leader(w: &WriteRecord) -> bool {
 }
 
 /// The namespace of the range Leases and the prefix of their names
-/// (`kube-system/tidemark-range-NN`).
-pub const RANGE_LEASES: (&str, &str) = ("kube-system", "tidemark");
+/// (`tidemark-ranges/tidemark-range-NN`, the manager's defaults).
+pub const RANGE_LEASES: (&str, &str) = ("tidemark-ranges", "tidemark");
 
 /// Writes made to a namespace's object while its range Lease named another manager, or nobody.
 pub fn range_violations(server: &ApiServer) -> Vec<ReportedViolation> {
@@ -107,7 +107,13 @@ pub fn range_violations(server: &ApiServer) -> Vec<ReportedViolation> {
 }
 
 fn range_violations_in(writes: &[WriteRecord]) -> Vec<ReportedViolation> {
-    range_splits(writes, RANGE_LEASES.0, RANGE_LEASES.1)
+    // The leader's own Lease is how the managers compete for leadership: no range guards it.
+    let ranged: Vec<WriteRecord> = writes
+        .iter()
+        .filter(|w| !answers_to_the_leader(w))
+        .cloned()
+        .collect();
+    range_splits(&ranged, RANGE_LEASES.0, RANGE_LEASES.1)
         .into_iter()
         .map(|v| ReportedViolation {
             invariant: RANGE_SINGLE_WRITER.into(),
@@ -183,7 +189,7 @@ mod tests {
             ..write(
                 revision,
                 Resource::Leases,
-                "kube-system",
+                RANGE_LEASES.0,
                 &format!("tidemark-range-{:02}", range_of(ns)),
                 holder,
             )
@@ -208,6 +214,18 @@ mod tests {
             "{}",
             found[0].detail
         );
+    }
+
+    #[test]
+    fn the_leader_lease_is_no_range_s_write() {
+        let writes = vec![
+            range_lease(1, "kube-system", "tidemark-1.1"),
+            WriteRecord {
+                lease_holder: Some("tidemark-2.1".into()),
+                ..write(2, Resource::Leases, LEASE.0, LEASE.1, "tidemark-2.1")
+            },
+        ];
+        assert!(range_violations_in(&writes).is_empty());
     }
 
     #[test]
