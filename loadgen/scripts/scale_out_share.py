@@ -7,7 +7,9 @@ reports of `loadgen stress --scenario scale-out-share-N --json ...` (any N, one 
     loadgen stress --scenario scale-out-share-4 --seed 1 --gate on --json share-4.json
     python3 loadgen/scripts/scale_out_share.py share-1.json share-2.json share-4.json
 
-Per replica: watch events and bytes as the server sent them (its count by User-Agent), the
+Per replica: watch events and bytes as the server sent them while the scenario ran (from its
+first step, once the seeded workload settled: the steady share) and in all (with the first lists
+and whatever a replica held before the shares settled), counted by User-Agent; the
 manager's own count of events, its cached objects, heap and ranges held (scraped at the end;
 `-` when the manager does not serve the metric). Each figure is followed by its ratio to the
 1-replica figure divided by N: 1.00 is an exact 1/N share. A row `all` per N sums its replicas,
@@ -18,6 +20,8 @@ import sys
 
 # (column, field of a replicas[] entry)
 FIGURES = [
+    ("events while running", "running_watch_events"),
+    ("bytes while running", "running_watch_bytes"),
     ("events", "server_watch_events"),
     ("bytes", "server_watch_bytes"),
     ("own events", "watch_events"),

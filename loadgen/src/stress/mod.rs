@@ -306,11 +306,12 @@ pub async fn run(options: StressOptions) -> Result<StressReport, StressError> {
         server.shutdown().await;
         return Err(e.into());
     }
-    let result = drive(&options, plan, &server, &mut managers).await;
+    let mut at_run_start = Vec::new();
+    let result = drive(&options, plan, &server, &mut managers, &mut at_run_start).await;
     phases::stress(&options, phases::StressPhase::Verdict);
     let (scrape_violations, scraped) =
         crate::stress::run_as::scrape(&server, &managers, &identity).await;
-    let replicas = crate::stress::replicas::received(&server, &managers, &scraped);
+    let replicas = crate::stress::replicas::received(&server, &managers, &scraped, &at_run_start);
     managers.stop_all().await;
     let (convergence, faults) = match result {
         Ok(r) => r,
@@ -509,6 +510,7 @@ async fn drive(
     plan: Plan,
     server: &ApiServer,
     managers: &mut Managers,
+    at_run_start: &mut Vec<crate::store::watch_traffic::ClientWatchFigures>,
 ) -> Result<(Option<Duration>, Vec<FaultEvent>), StressError> {
     let scenario = &options.scenario;
     let namespaces = scenario.workload.set_namespaces();
@@ -534,6 +536,7 @@ async fn drive(
     let mut events = Vec::new();
     let mut aimed = Vec::new();
     phases::stress(options, phases::StressPhase::Running);
+    *at_run_start = server.watch_traffic_by_client();
     let t0 = Instant::now();
     while let Some((at, _)) = actions.peek() {
         let at = *at;

@@ -109,12 +109,14 @@ fn attribute(
     }
 }
 
-/// Each manager slot's report: the server's watch traffic to its incarnations, and what the
-/// scrape of its last one read.
+/// Each manager slot's report: the server's watch traffic to its incarnations (in all, and
+/// since `at_run_start`, the counts when the scenario's run began), and what the scrape of its
+/// last one read.
 pub fn received(
     server: &ApiServer,
     managers: &Managers,
     scraped: &[Scraped],
+    at_run_start: &[ClientWatchFigures],
 ) -> Vec<ReplicaReport> {
     let by_client = server.watch_traffic_by_client();
     (0..managers.len())
@@ -126,6 +128,14 @@ pub fn received(
                 ..ReplicaReport::default()
             };
             attribute(&by_client, &incarnations, &mut report);
+            let mut before = ReplicaReport::default();
+            attribute(at_run_start, &incarnations, &mut before);
+            report.running_watch_events = report
+                .server_watch_events
+                .saturating_sub(before.server_watch_events);
+            report.running_watch_bytes = report
+                .server_watch_bytes
+                .saturating_sub(before.server_watch_bytes);
             if let Some(s) = scraped
                 .iter()
                 .find(|s| incarnations.last() == Some(&s.identity))

@@ -125,6 +125,11 @@ pub struct ReplicaReport {
     pub server_watch_bytes: u64,
     /// The same, by resource (plural).
     pub server_watch_by_resource: BTreeMap<String, WatchCount>,
+    /// Watch events the server sent its processes while the scenario ran (from its first step,
+    /// once the seeded workload had settled): its steady share, without the first lists.
+    pub running_watch_events: u64,
+    /// Their bytes.
+    pub running_watch_bytes: u64,
     /// `tidemark_watch_events_total`, summed over resources.
     pub watch_events: Option<u64>,
     /// `tidemark_watch_bytes_total`, summed over resources.
