@@ -6,7 +6,6 @@ use crate::fence::Fence;
 use crate::shard_actor::{Follow, Lead, LeadCluster, ShardActor};
 use actix::Addr;
 use kube::Client;
-use kube::api::PostParams;
 use kube::core::Request;
 use serde_json::Value;
 use std::sync::Arc;
@@ -166,25 +165,15 @@ impl LeaderElection {
     }
 
     async fn write(&self, record: &LeaseRecord, create: bool) -> Result<String, LeaseError> {
-        let body = encode(&self.config, record);
-        let bytes = serde_json::to_vec(&body).map_err(|e| LeaseError::Failed(e.to_string()))?;
-        let request = if create {
-            Request::new(self.path()).create(&PostParams::default(), bytes)
-        } else {
-            Request::new(self.path()).replace(&self.config.name, &PostParams::default(), bytes)
-        }
-        .map_err(|e| LeaseError::Failed(e.to_string()))?;
-        match tokio::time::timeout(self.timeout(), self.client.request::<Value>(request)).await {
-            Err(_) => Err(LeaseError::Failed("Lease write timed out".into())),
-            Ok(Err(kube::Error::Api(status))) if status.code == 409 => {
-                Err(LeaseError::Conflict(status.message))
-            }
-            Ok(Err(e)) => Err(LeaseError::Failed(e.to_string())),
-            Ok(Ok(body)) => Ok(body["metadata"]["resourceVersion"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string()),
-        }
+        crate::lease_write::write_lease(
+            &self.client,
+            &self.config.namespace,
+            &self.config.name,
+            record,
+            create,
+            self.timeout(),
+        )
+        .await
     }
 
     /// One round: read, decide, write; then align the fence and the shards.
@@ -321,10 +310,6 @@ impl LeaderElection {
     }
 }
 
-fn encode(config: &LeaderElectionConfig, record: &LeaseRecord) -> Value {
-    record.to_lease(&config.namespace, &config.name)
-}
-
 fn decode(body: &Value) -> Result<LeaseRecord, LeaseError> {
     LeaseRecord::from_lease(body).map_err(|e| LeaseError::Failed(e.to_string()))
 }
@@ -332,6 +317,10 @@ fn decode(body: &Value) -> Result<LeaseRecord, LeaseError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn encode(config: &LeaderElectionConfig, record: &LeaseRecord) -> Value {
+        record.to_lease(&config.namespace, &config.name)
+    }
 
     #[test]
     fn a_lease_round_trips_through_its_json() {

@@ -15,6 +15,7 @@ pub mod events;
 pub mod fence;
 pub mod informer;
 pub mod leader;
+pub mod lease_write;
 pub mod manager;
 pub mod manager_config;
 pub mod metrics;

@@ -14,7 +14,7 @@ use crate::shard_actor::{Follow, Lead, Relisting, ShardActor};
 use actix::Addr;
 use futures::future::join_all;
 use kube::Client;
-use kube::api::{ListParams, PostParams};
+use kube::api::ListParams;
 use kube::core::Request;
 use parking_lot::Mutex;
 use serde_json::Value;
@@ -193,29 +193,15 @@ impl RangeLeases {
     }
 
     async fn write(&self, write: &LeaseWrite) -> Result<String, LeaseError> {
-        let body = write
-            .record
-            .to_lease(&self.config.namespace, write.name.as_str());
-        let bytes = serde_json::to_vec(&body).map_err(|e| LeaseError::Failed(e.to_string()))?;
-        let request = if write.create {
-            Request::new(self.path()).create(&PostParams::default(), bytes)
-        } else {
-            Request::new(self.path()).replace(&write.name, &PostParams::default(), bytes)
-        }
-        .map_err(|e| LeaseError::Failed(e.to_string()))?;
-        match tokio::time::timeout(self.timeout(), self.client.request::<Value>(request)).await {
-            Err(_) => Err(LeaseError::Failed("Lease write timed out".into())),
-            Ok(Err(kube::Error::Api(status))) if status.code == 409 => {
-                Err(LeaseError::Conflict(status.message))
-            }
-            Ok(Err(e)) => Err(LeaseError::Failed(e.to_string())),
-            Ok(Ok(body)) => body["metadata"]["resourceVersion"]
-                .as_str()
-                .map(str::to_string)
-                .ok_or_else(|| {
-                    LeaseError::Failed("the stored Lease has no resourceVersion".into())
-                }),
-        }
+        crate::lease_write::write_lease(
+            &self.client,
+            &self.config.namespace,
+            &write.name,
+            &write.record,
+            write.create,
+            self.timeout(),
+        )
+        .await
     }
 
     /// One round: list, decide, write (all at once), then align fences, shards and informers.

@@ -106,6 +106,18 @@ pub fn range_violations(server: &ApiServer) -> Vec<ReportedViolation> {
     range_violations_in(&server.writes())
 }
 
+/// Who a Lease named when `writer` wrote: `nobody`, or the holder, said to be a later
+/// incarnation of the writer when it is one.
+fn holder_named(holder: Option<&str>, writer: &str) -> String {
+    match holder {
+        None => "nobody".into(),
+        Some(h) if same_manager(h, writer) => {
+            format!("{h} (a later incarnation of the same manager)")
+        }
+        Some(h) => h.into(),
+    }
+}
+
 fn range_violations_in(writes: &[WriteRecord]) -> Vec<ReportedViolation> {
     // The leader's own Lease is how the managers compete for leadership: no range guards it.
     let ranged: Vec<WriteRecord> = writes
@@ -120,18 +132,10 @@ fn range_violations_in(writes: &[WriteRecord]) -> Vec<ReportedViolation> {
             object: v.object,
             revision: v.revision,
             detail: format!(
-                "written by {} while the Lease of range {:02} named {}{}",
+                "written by {} while the Lease of range {:02} named {}",
                 v.writer,
                 v.range,
-                v.holder.as_deref().unwrap_or("nobody"),
-                if v.holder
-                    .as_deref()
-                    .is_some_and(|h| same_manager(h, &v.writer))
-                {
-                    " (a later incarnation of the same manager)"
-                } else {
-                    ""
-                }
+                holder_named(v.holder.as_deref(), &v.writer)
             ),
         })
         .collect()
@@ -145,17 +149,9 @@ fn leader_violations_in(writes: &[WriteRecord]) -> Vec<ReportedViolation> {
             object: v.object,
             revision: v.revision,
             detail: format!(
-                "written by {} while the Lease named {}{}",
+                "written by {} while the Lease named {}",
                 v.writer,
-                v.holder.as_deref().unwrap_or("nobody"),
-                if v.holder
-                    .as_deref()
-                    .is_some_and(|h| same_manager(h, &v.writer))
-                {
-                    " (a later incarnation of the same manager)"
-                } else {
-                    ""
-                }
+                holder_named(v.holder.as_deref(), &v.writer)
             ),
         })
         .collect()
