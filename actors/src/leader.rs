@@ -88,16 +88,7 @@ fn wall_now() -> String {
     tidemark_engine::time::format_micro_time(i64::try_from(since.as_micros()).unwrap_or(i64::MAX))
 }
 
-/// Why a Lease read or write failed.
-#[derive(Debug, thiserror::Error)]
-pub enum LeaseError {
-    /// Someone else wrote first (`409`), or the Lease was created meanwhile.
-    #[error("conflict: {0}")]
-    Conflict(String),
-    /// Any other failure (transport, 5xx, timeout, a Lease we cannot read).
-    #[error("{0}")]
-    Failed(String),
-}
+pub use crate::lease_write::LeaseError;
 
 /// The election of one process.
 pub struct LeaderElection {

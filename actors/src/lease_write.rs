@@ -2,13 +2,23 @@
 //! replace carrying the resourceVersion read (a compare-and-swap), bounded by a timeout, a `409`
 //! told apart from every other failure.
 
-use crate::leader::LeaseError;
 use kube::Client;
 use kube::api::PostParams;
 use kube::core::Request;
 use serde_json::Value;
 use std::time::Duration;
 use tidemark_engine::LeaseRecord;
+
+/// Why a Lease read or write failed.
+#[derive(Debug, thiserror::Error)]
+pub enum LeaseError {
+    /// Someone else wrote first (`409`), or the Lease was created meanwhile.
+    #[error("conflict: {0}")]
+    Conflict(String),
+    /// Any other failure (transport, 5xx, timeout, a Lease we cannot read).
+    #[error("{0}")]
+    Failed(String),
+}
 
 /// Writes `record` as the Lease `namespace/name` (created when `create`), within `timeout`;
 /// the stored Lease's resourceVersion.

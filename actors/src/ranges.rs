@@ -9,7 +9,7 @@
 //! the previous holder's writes can no longer commit (the write deadline).
 
 use crate::fence::Fence;
-use crate::leader::LeaseError;
+use crate::lease_write::LeaseError;
 use crate::shard_actor::{Follow, Lead, Relisting, ShardActor};
 use actix::Addr;
 use futures::future::join_all;
