@@ -7,30 +7,30 @@
 //! client's read deadline, a watch that sends nothing (not even a bookmark) for
 //! [`InformerLimits::watch_idle`] is renewed, and a watch line is at most
 //! [`InformerLimits::watch_line`] bytes ([`lines`]). Pages are split into objects before they
-//! are decoded ([`page`]): one bad object is counted and skipped, the others are cached. No
-//! response body reaches a log line.
+//! are decoded ([`page`]): one bad object is counted and skipped, the others are cached. Pages
+//! and large watch batches decode on every core while the I/O task fetches the next page
+//! ([`offload`]). No response body reaches a log line.
 
 pub mod backoff;
 mod decode;
+pub mod event;
 pub mod lines;
+mod list;
+pub mod offload;
 pub mod page;
 mod probe;
 mod stream;
 
 pub use decode::{decode, describe};
 
-use crate::client::response::{ResponseError, fetch};
-use crate::paths::{collection, with_shard_selector};
+use crate::client::response::ResponseError;
 use crate::ranges::HeldRanges;
 use crate::rate_limit::TokenBucket;
-use crate::shard_actor::{ProbeRequest, Relisting, Replace, ShardActor};
+use crate::shard_actor::{ProbeRequest, Relisting, ShardActor};
 use actix::Addr;
 use backoff::ReflectorBackoff;
 use futures::future::join_all;
 use kube::Client;
-use kube::api::{ListParams, VersionMatch};
-use kube::core::Request;
-use serde_json::value::RawValue;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
@@ -121,6 +121,12 @@ pub enum ListError {
     /// The page is not a list.
     #[error(transparent)]
     Page(#[from] page::PageError),
+    /// A page's decode did not finish (it panicked or was cancelled).
+    #[error("decoding a list page failed: {0}")]
+    Decode(#[from] tokio::task::JoinError),
+    /// A page's decode ended without saying how.
+    #[error("decoding a list page ended without its result")]
+    DecodeVanished,
     /// The server answered with a list older than what this informer has already seen.
     #[error(
         "list at {listed} is older than the {seen} already seen: refusing to move the cache back in time"
@@ -381,149 +387,6 @@ impl Informer {
                     }
                     WatchEnd::Shutdown => return,
                 }
-            }
-        }
-    }
-
-    /// One page of the list, rate limited, its body read in full within the client's deadline.
-    async fn page(&self, params: &ListParams) -> Result<bytes::Bytes, ListError> {
-        let request = Request::new(collection(self.resource, None)).list(params)?;
-        let request = with_shard_selector(request, self.selector());
-        self.limiter.acquire().await;
-        Ok(fetch(&self.client, request, self.limits.list_page).await?)
-    }
-
-    /// A consistent paged list (`resourceVersion` unset), replaced into every shard at once.
-    ///
-    /// A relist asks for `resourceVersionMatch=NotOlderThan` the highest version this informer
-    /// has seen, and a list older than that is refused: replacing the cache with it would move
-    /// the cache back in time (the "time travel" of a lagging API server replica), and keys whose
-    /// records were cleared as caught up would then act on a past state.
-    async fn list(&mut self) -> Result<String, ListError> {
-        if let Some(resync) = &mut self.resync {
-            self.epoch = *resync.borrow_and_update();
-        }
-        if let Some(ranges) = &mut self.ranges {
-            self.held = Some(ranges.borrow_and_update().clone());
-        }
-        if self.holds_nothing() {
-            return Ok(self.replace_with_nothing().await);
-        }
-        let mut per_shard: Vec<Vec<Object>> = vec![Vec::new(); self.shards.len()];
-        let mut placements = Placements::new(&self.router);
-        let mut token: Option<String> = None;
-        let seen = ResourceVersion::new(self.state.watermark.load(Ordering::Relaxed))
-            .filter(|_| self.consistent_relists);
-        let version = loop {
-            let (resource_version, version_match) = match (&token, seen) {
-                (None, Some(seen)) => (Some(seen.to_string()), Some(VersionMatch::NotOlderThan)),
-                _ => (None, None),
-            };
-            let params = ListParams {
-                limit: Some(PAGE_SIZE),
-                continue_token: token.clone(),
-                resource_version,
-                version_match,
-                ..ListParams::default()
-            };
-            let body = self.page(&params).await?;
-            let text = page::LossyText::new(&body);
-            let page = page::split(&text)?;
-            if token.is_none() && self.selector().is_some() {
-                self.note_sharding(page.shard_info);
-            }
-            for item in &page.items {
-                let Some(object) = self.decode_item(item) else {
-                    continue;
-                };
-                if !self.keeps(&object) {
-                    continue;
-                }
-                if self.resource.broadcast() {
-                    for slot in per_shard.iter_mut() {
-                        slot.push(object.clone());
-                    }
-                } else {
-                    let route = self.router.route(&object);
-                    placements.listed(&object, route);
-                    route.deliver(object, &mut per_shard);
-                }
-            }
-            match page.continue_token {
-                Some(next) => token = Some(next),
-                None => break page.resource_version.unwrap_or_default(),
-            }
-        };
-        let parsed = version_of(Some(&version));
-        if let (Some(seen), Some(listed)) = (seen, parsed)
-            && listed < seen
-        {
-            self.state.stale_lists.fetch_add(1, Ordering::Relaxed);
-            return Err(ListError::OlderThanSeen { listed, seen });
-        }
-        let sends = self.shards.iter().zip(per_shard).map(|(shard, objects)| {
-            shard.send(Replace {
-                resource: self.resource,
-                objects,
-                version: parsed,
-                epoch: self.epoch,
-            })
-        });
-        join_all(sends).await;
-        self.placements = placements;
-        self.state.lists.fetch_add(1, Ordering::Relaxed);
-        if let Some(v) = parsed {
-            self.state.watermark.store(v.get(), Ordering::Relaxed);
-        }
-        self.state.synced.store(true, Ordering::Relaxed);
-        tracing::info!(resource = %self.resource, %version, "list replaced in every shard");
-        Ok(version)
-    }
-
-    /// Empties every shard's slice of this resource (a replica holding no range), with no
-    /// version: the next list, when a range is gained, brings one.
-    async fn replace_with_nothing(&mut self) -> String {
-        let sends = self.shards.iter().map(|shard| {
-            shard.send(Replace {
-                resource: self.resource,
-                objects: Vec::new(),
-                version: None,
-                epoch: self.epoch,
-            })
-        });
-        join_all(sends).await;
-        self.placements = Placements::new(&self.router);
-        self.state.lists.fetch_add(1, Ordering::Relaxed);
-        self.state.synced.store(true, Ordering::Relaxed);
-        tracing::info!(resource = %self.resource, "no range held: nothing listed");
-        String::new()
-    }
-
-    fn decode_item(&self, item: &page::Item<'_>) -> Option<Object> {
-        match item {
-            page::Item::Json(raw) => self.decode_or_report(raw),
-            page::Item::InvalidUtf8(raw) => {
-                self.state.malformed.fetch_add(1, Ordering::Relaxed);
-                tracing::error!(resource = %self.resource, object = %describe(raw.get()),
-                    "object skipped: it holds bytes that are not UTF-8");
-                None
-            }
-        }
-    }
-
-    fn decode_or_report(&self, raw: &RawValue) -> Option<Object> {
-        match decode(self.resource, raw) {
-            Ok((object, lenient)) => {
-                if lenient {
-                    self.state.lenient.fetch_add(1, Ordering::Relaxed);
-                    tracing::warn!(resource = %self.resource, key = %object.key(), "object read leniently: a field has the wrong type");
-                }
-                Some(object)
-            }
-            Err(e) => {
-                self.state.malformed.fetch_add(1, Ordering::Relaxed);
-                tracing::error!(resource = %self.resource, object = %describe(raw.get()), error = %e, "object cannot be decoded");
-                None
             }
         }
     }

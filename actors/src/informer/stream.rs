@@ -1,20 +1,21 @@
 //! The watch of an informer: opened from the last version, read line by line under the line
 //! cap and the idle timeout, each batch routed to the shards with its progress marker.
 
+use super::event::{LineFault, WatchLine};
 use super::lines::{LineError, LineReader};
+use super::offload::read_lines;
 use super::{
     ERROR_BODY_LIMIT, ERROR_BODY_TIMEOUT, Informer, MAX_BATCH, VERY_SHORT_WATCH,
-    WATCH_TIMEOUT_SECS, WatchEnd, version_of,
+    WATCH_TIMEOUT_SECS, WatchEnd,
 };
-use crate::client::response::{json_error_site, read_at_most, status_error};
+use crate::client::response::{read_at_most, status_error};
 use crate::paths::{collection, with_shard_selector};
 use crate::shard_actor::Batch;
 use futures::future::join_all;
-use kube::api::{WatchEvent, WatchParams};
+use kube::api::WatchParams;
 use kube::core::Request;
-use serde_json::value::RawValue;
 use std::sync::atomic::Ordering;
-use tidemark_engine::{Change, ResourceVersion};
+use tidemark_engine::{Change, Object, ResourceVersion};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
@@ -151,56 +152,45 @@ impl Informer {
             }
             let mut progress: Option<ResourceVersion> = None;
             let mut end = None;
-            for line in batch {
-                self.state
-                    .watch_bytes
-                    .fetch_add(line.len() as u64, Ordering::Relaxed);
-                let (change, version) =
-                    match serde_json::from_slice::<WatchEvent<Box<RawValue>>>(&line) {
-                        Ok(WatchEvent::Added(raw) | WatchEvent::Modified(raw)) => {
-                            match self.decode_or_report(&raw) {
-                                Some(object) => {
-                                    let v = object.resource_version();
-                                    (Some(Change::Applied(object)), v)
-                                }
-                                None => {
-                                    end = Some(WatchEnd::relist("undecodable watch event"));
-                                    break;
-                                }
-                            }
-                        }
-                        Ok(WatchEvent::Deleted(raw)) => match self.decode_or_report(&raw) {
-                            Some(object) => {
-                                let v = object.resource_version();
-                                (Some(Change::Deleted(object)), v)
-                            }
-                            None => {
-                                end = Some(WatchEnd::relist("undecodable watch event"));
-                                break;
-                            }
-                        },
-                        Ok(WatchEvent::Bookmark(b)) => {
-                            (None, version_of(Some(&b.metadata.resource_version)))
-                        }
-                        Ok(WatchEvent::Error(status)) if status.code == 410 => {
-                            end = Some(WatchEnd::relist("410 Gone"));
-                            break;
-                        }
-                        Ok(WatchEvent::Error(status)) => {
-                            end = Some(WatchEnd::Failed(format!(
-                                "{} ({} {})",
-                                status.message, status.code, status.reason
-                            )));
-                            break;
-                        }
-                        Err(e) => {
-                            self.state.malformed.fetch_add(1, Ordering::Relaxed);
-                            tracing::error!(resource = %self.resource, error = %json_error_site(&e),
-                            bytes = line.len(), "malformed watch event");
-                            end = Some(WatchEnd::relist("malformed watch event"));
-                            break;
-                        }
-                    };
+            let bytes: usize = batch.iter().map(|line| line.len()).sum();
+            self.state
+                .watch_bytes
+                .fetch_add(bytes as u64, Ordering::Relaxed);
+            let read = match read_lines(self.resource, batch).await {
+                Ok(read) => read,
+                Err(e) => return WatchEnd::Failed(format!("decoding a watch batch failed: {e}")),
+            };
+            for line in read {
+                let (change, version) = match line {
+                    Ok(WatchLine::Applied(object, lenient)) => {
+                        self.note_lenient(&object, lenient);
+                        let v = object.resource_version();
+                        (Some(Change::Applied(object)), v)
+                    }
+                    Ok(WatchLine::Deleted(object, lenient)) => {
+                        self.note_lenient(&object, lenient);
+                        let v = object.resource_version();
+                        (Some(Change::Deleted(object)), v)
+                    }
+                    Ok(WatchLine::Bookmark(v)) => (None, Some(v)),
+                    Ok(WatchLine::Error { code: 410, .. }) => {
+                        end = Some(WatchEnd::relist("410 Gone"));
+                        break;
+                    }
+                    Ok(WatchLine::Error { description, .. }) => {
+                        end = Some(WatchEnd::Failed(description));
+                        break;
+                    }
+                    Err(fault) => {
+                        self.state.malformed.fetch_add(1, Ordering::Relaxed);
+                        tracing::error!(resource = %self.resource, error = %fault, "watch event skipped; relisting");
+                        end = Some(WatchEnd::relist(match fault {
+                            LineFault::Malformed { .. } => "malformed watch event",
+                            LineFault::Undecodable { .. } => "undecodable watch event",
+                        }));
+                        break;
+                    }
+                };
                 if let Some(v) = version {
                     progress = Some(progress.map_or(v, |p| p.max(v)));
                     *from = v.to_string();
@@ -230,6 +220,14 @@ impl Informer {
             if let Some(end) = end {
                 return end;
             }
+        }
+    }
+
+    /// Counts and logs an object of the watch that was read leniently.
+    fn note_lenient(&self, object: &Object, lenient: bool) {
+        if lenient {
+            self.state.lenient.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(resource = %self.resource, key = %object.key(), "object read leniently: a field has the wrong type");
         }
     }
 

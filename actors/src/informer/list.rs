@@ -1,0 +1,177 @@
+//! The informer's consistent paged list, replaced into every shard at once. Pages are fetched
+//! one after another (each needs the previous one's continue token) while the pages before
+//! them decode on other threads ([`offload`](super::offload)); objects are routed in page order.
+
+use super::offload::{PageDecode, decode_page, decoders};
+use super::{Informer, ListError, PAGE_SIZE, version_of};
+use crate::client::response::fetch;
+use crate::paths::{collection, with_shard_selector};
+use crate::shard_actor::Replace;
+use futures::future::join_all;
+use kube::api::{ListParams, VersionMatch};
+use kube::core::Request;
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+use tidemark_engine::{Object, Placements, ResourceVersion};
+use tokio::task::JoinHandle;
+
+/// The objects of one list, per shard, as they are routed.
+struct Routed {
+    per_shard: Vec<Vec<Object>>,
+    placements: Placements,
+}
+
+impl Informer {
+    /// One page of the list, rate limited, its body read in full within the client's deadline.
+    async fn page(&self, params: &ListParams) -> Result<bytes::Bytes, ListError> {
+        let request = Request::new(collection(self.resource, None)).list(params)?;
+        let request = with_shard_selector(request, self.selector());
+        self.limiter.acquire().await;
+        Ok(fetch(&self.client, request, self.limits.list_page).await?)
+    }
+
+    /// A consistent paged list (`resourceVersion` unset), replaced into every shard at once.
+    ///
+    /// A relist asks for `resourceVersionMatch=NotOlderThan` the highest version this informer
+    /// has seen, and a list older than that is refused: replacing the cache with it would move
+    /// the cache back in time (the "time travel" of a lagging API server replica), and keys whose
+    /// records were cleared as caught up would then act on a past state.
+    pub(super) async fn list(&mut self) -> Result<String, ListError> {
+        if let Some(resync) = &mut self.resync {
+            self.epoch = *resync.borrow_and_update();
+        }
+        if let Some(ranges) = &mut self.ranges {
+            self.held = Some(ranges.borrow_and_update().clone());
+        }
+        if self.holds_nothing() {
+            return Ok(self.replace_with_nothing().await);
+        }
+        let mut routed = Routed {
+            per_shard: vec![Vec::new(); self.shards.len()],
+            placements: Placements::new(&self.router),
+        };
+        let seen = ResourceVersion::new(self.state.watermark.load(Ordering::Relaxed))
+            .filter(|_| self.consistent_relists);
+        let mut decoding: VecDeque<JoinHandle<Vec<Object>>> = VecDeque::new();
+        let mut token: Option<String> = None;
+        let version = loop {
+            let (resource_version, version_match) = match (&token, seen) {
+                (None, Some(seen)) => (Some(seen.to_string()), Some(VersionMatch::NotOlderThan)),
+                _ => (None, None),
+            };
+            let params = ListParams {
+                limit: Some(PAGE_SIZE),
+                continue_token: token.clone(),
+                resource_version,
+                version_match,
+                ..ListParams::default()
+            };
+            let body = self.page(&params).await?;
+            let PageDecode { frame, objects } =
+                decode_page(self.resource, self.state.clone(), body);
+            decoding.push_back(objects);
+            let frame = match frame.await {
+                Ok(frame) => frame?,
+                // The decode ended without a frame: its join error says why.
+                Err(_) => return Err(self.join_first(&mut decoding).await),
+            };
+            if token.is_none() && self.selector().is_some() {
+                self.note_sharding(frame.shard_info);
+            }
+            while decoding.len() > decoders() {
+                self.route_next(&mut decoding, &mut routed).await?;
+            }
+            match frame.continue_token {
+                Some(next) => token = Some(next),
+                None => break frame.resource_version.unwrap_or_default(),
+            }
+        };
+        while !decoding.is_empty() {
+            self.route_next(&mut decoding, &mut routed).await?;
+        }
+        let parsed = version_of(Some(&version));
+        if let (Some(seen), Some(listed)) = (seen, parsed)
+            && listed < seen
+        {
+            self.state.stale_lists.fetch_add(1, Ordering::Relaxed);
+            return Err(ListError::OlderThanSeen { listed, seen });
+        }
+        let sends = self
+            .shards
+            .iter()
+            .zip(routed.per_shard)
+            .map(|(shard, objects)| {
+                shard.send(Replace {
+                    resource: self.resource,
+                    objects,
+                    version: parsed,
+                    epoch: self.epoch,
+                })
+            });
+        join_all(sends).await;
+        self.placements = routed.placements;
+        self.state.lists.fetch_add(1, Ordering::Relaxed);
+        if let Some(v) = parsed {
+            self.state.watermark.store(v.get(), Ordering::Relaxed);
+        }
+        self.state.synced.store(true, Ordering::Relaxed);
+        tracing::info!(resource = %self.resource, %version, "list replaced in every shard");
+        Ok(version)
+    }
+
+    /// Waits for the oldest page still decoding and routes its objects to their shards.
+    async fn route_next(
+        &self,
+        decoding: &mut VecDeque<JoinHandle<Vec<Object>>>,
+        routed: &mut Routed,
+    ) -> Result<(), ListError> {
+        let Some(handle) = decoding.pop_front() else {
+            return Ok(());
+        };
+        for object in handle.await? {
+            if !self.keeps(&object) {
+                continue;
+            }
+            if self.resource.broadcast() {
+                for slot in routed.per_shard.iter_mut() {
+                    slot.push(object.clone());
+                }
+            } else {
+                let route = self.router.route(&object);
+                routed.placements.listed(&object, route);
+                route.deliver(object, &mut routed.per_shard);
+            }
+        }
+        Ok(())
+    }
+
+    /// The error of the newest page's decode, which ended without sending its frame.
+    async fn join_first(&self, decoding: &mut VecDeque<JoinHandle<Vec<Object>>>) -> ListError {
+        match decoding.pop_back() {
+            Some(handle) => match handle.await {
+                Err(e) => ListError::Decode(e),
+                Ok(_) => ListError::DecodeVanished,
+            },
+            None => ListError::DecodeVanished,
+        }
+    }
+
+    /// Empties every shard's slice of this resource (a replica holding no range), with no
+    /// version: the next list, when a range is gained, brings one.
+    async fn replace_with_nothing(&mut self) -> String {
+        let sends = self.shards.iter().map(|shard| {
+            shard.send(Replace {
+                resource: self.resource,
+                objects: Vec::new(),
+                version: None,
+                epoch: self.epoch,
+            })
+        });
+        join_all(sends).await;
+        self.placements = Placements::new(&self.router);
+        self.state.lists.fetch_add(1, Ordering::Relaxed);
+        self.state.synced.store(true, Ordering::Relaxed);
+        tracing::info!(resource = %self.resource, "no range held: nothing listed");
+        String::new()
+    }
+}
