@@ -9,10 +9,11 @@ use crate::rv::ResourceVersion;
 use crate::views::checked::{Checker, Field};
 use crate::views::malformed::Malformed;
 use crate::views::malformed::projection;
-use crate::views::meta::{DecodeError, parse_json, read_meta};
+use crate::views::meta::{DecodeError, read_meta};
 use crate::views::owner_json::OwnerJson;
 use crate::views::pod_failure_policy::PodFailurePolicy;
 use crate::views::success_policy::SuccessPolicy;
+use crate::views::without_managed_fields::parse_owner_json;
 use std::sync::Arc;
 
 /// A Job's status as the controller tracks it.
@@ -107,7 +108,7 @@ pub struct JobView {
 impl JobView {
     /// Decodes a Job from JSON bytes.
     pub fn from_json(bytes: &[u8]) -> Result<Self, DecodeError> {
-        Self::from_value(parse_json(bytes)?)
+        Self::from_value(parse_owner_json(bytes)?)
     }
 
     /// Decodes a Job from a parsed object, every field the controller reads checked.

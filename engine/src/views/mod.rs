@@ -17,3 +17,4 @@ pub mod revision;
 pub mod statefulset;
 pub mod success_policy;
 pub mod volume_claim;
+mod without_managed_fields;

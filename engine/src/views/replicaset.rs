@@ -10,8 +10,9 @@ use crate::rv::ResourceVersion;
 use crate::views::checked::{Checker, Field};
 use crate::views::malformed::Malformed;
 use crate::views::malformed::projection;
-use crate::views::meta::{DecodeError, parse_json, read_meta};
+use crate::views::meta::{DecodeError, read_meta};
 use crate::views::owner_json::OwnerJson;
+use crate::views::without_managed_fields::parse_owner_json;
 use std::sync::Arc;
 
 /// The ReplicaSet status fields the controller writes.
@@ -65,7 +66,7 @@ pub struct ReplicaSetView {
 impl ReplicaSetView {
     /// Decodes a ReplicaSet from JSON bytes.
     pub fn from_json(bytes: &[u8]) -> Result<Self, DecodeError> {
-        Self::from_value(parse_json(bytes)?)
+        Self::from_value(parse_owner_json(bytes)?)
     }
 
     /// Decodes a ReplicaSet from a parsed object, every field the controller reads checked.

@@ -10,8 +10,9 @@ use crate::rv::ResourceVersion;
 use crate::views::checked::{Checker, Field, IntOrPercent};
 use crate::views::malformed::Malformed;
 use crate::views::malformed::projection;
-use crate::views::meta::{DecodeError, parse_json, read_meta};
+use crate::views::meta::{DecodeError, read_meta};
 use crate::views::owner_json::OwnerJson;
+use crate::views::without_managed_fields::parse_owner_json;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -133,7 +134,7 @@ pub struct StatefulSetView {
 impl StatefulSetView {
     /// Decodes a StatefulSet from JSON bytes.
     pub fn from_json(bytes: &[u8]) -> Result<Self, DecodeError> {
-        Self::from_value(parse_json(bytes)?)
+        Self::from_value(parse_owner_json(bytes)?)
     }
 
     /// Decodes a StatefulSet from a parsed object, every field the controller reads checked.
