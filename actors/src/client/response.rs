@@ -111,28 +111,60 @@ pub async fn fetch(
     }
 }
 
-/// Reads `body` whole, refusing more than `limit` bytes.
+/// Reads `body` whole, refusing more than `limit` bytes. The frames are kept as they arrive
+/// and joined once at the end: a list page of several megabytes is copied once, not once per
+/// doubling of a growing buffer (and not at all when it came in one frame).
 pub async fn read_at_most(
     mut body: kube::client::Body,
     limit: usize,
 ) -> Result<Bytes, ResponseError> {
     use http_body_util::BodyExt as _;
-    let mut read = bytes::BytesMut::new();
+    let mut frames: Vec<Bytes> = Vec::new();
+    let mut length = 0usize;
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(ResponseError::Body)?;
         if let Ok(data) = frame.into_data() {
-            if read.len() + data.len() > limit {
+            if length + data.len() > limit {
                 return Err(ResponseError::TooLarge { limit });
             }
-            read.extend_from_slice(&data);
+            length += data.len();
+            frames.push(data);
         }
     }
-    Ok(read.freeze())
+    Ok(join(frames, length))
+}
+
+/// The frames as one buffer of `length` bytes.
+fn join(frames: Vec<Bytes>, length: usize) -> Bytes {
+    if let [only] = frames.as_slice() {
+        return only.clone();
+    }
+    let mut joined = bytes::BytesMut::with_capacity(length);
+    for frame in &frames {
+        joined.extend_from_slice(frame);
+    }
+    joined.freeze()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn frames_are_joined_in_order_into_one_buffer_of_their_length() {
+        let frames = vec![
+            Bytes::from_static(b"{\"a\":"),
+            Bytes::from_static(b"1"),
+            Bytes::from_static(b"}"),
+        ];
+        let joined = join(frames, 7);
+        assert_eq!(&joined[..], b"{\"a\":1}");
+        assert_eq!(
+            join(vec![Bytes::from_static(b"one")], 3),
+            Bytes::from_static(b"one")
+        );
+        assert!(join(Vec::new(), 0).is_empty());
+    }
 
     #[test]
     fn a_json_error_site_never_quotes_the_value() {
