@@ -199,7 +199,10 @@ pub fn run(args: &PhaseArgs) -> anyhow::Result<PhaseOut> {
                     Arc::new(move || mark.watermark.load(Ordering::Acquire));
                 out.churn = churn::ramp(&server, &seed.templates, args.pods, &ramp, watermark);
                 // Every version the watermark passed is a line read: only Pods change.
-                let passed = watched.watermark.load(Ordering::Acquire) - listed_at;
+                let passed = watched
+                    .watermark
+                    .load(Ordering::Acquire)
+                    .saturating_sub(listed_at);
                 let lines = watched.lines.load(Ordering::Relaxed);
                 anyhow::ensure!(
                     lines >= passed,
