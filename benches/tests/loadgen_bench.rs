@@ -1,5 +1,5 @@
-//! `loadgen-bench` end to end on the smoke profile: every phase runs, Tidemark and the kube-rs
-//! peer side by side, and the JSON carries both sides and their ratio. (It also makes
+//! `loadgen-bench` end to end on the smoke profile: every phase runs, Tidemark, the kube-rs
+//! peer and the null client side by side, and the JSON carries every side and their ratios. (It also makes
 //! `cargo test --release` build the binary CI's bench step runs, with the same features.)
 
 use tidemark_loadgen::bench::schema::BenchReport;
@@ -37,6 +37,25 @@ fn the_smoke_profile_measures_both_sides_of_every_phase() {
     let churn = report.churn.first().expect("a churn run");
     assert!(!churn.tidemark_steps.is_empty() && !churn.peer_steps.is_empty());
     assert!(churn.peak_events_per_second.tidemark > 0.0);
+
+    let null = report.null_client.first().expect("a null-client run");
+    assert_eq!(null.pods, 500);
+    for figure in [
+        &null.sync_seconds,
+        &null.sustained_events_per_second,
+        &null.peak_events_per_second,
+    ] {
+        assert!(
+            figure.tidemark > 0.0 && figure.null_client > 0.0,
+            "{figure:?}"
+        );
+        assert!(
+            figure.times_the_null_client.is_some_and(|t| t > 0.0),
+            "{figure:?}"
+        );
+    }
+    assert!(!null.null_steps.is_empty());
+    assert!(null.null_steps.iter().all(|s| s.events_per_second > 0.0));
 
     let reconcile = report.reconcile.expect("reconcile throughput");
     assert!(reconcile.reconciles_per_second.tidemark > 0.0);

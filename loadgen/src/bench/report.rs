@@ -1,7 +1,7 @@
 //! The markdown section PERF.md embeds: every measurement of a run as a table, Tidemark beside
-//! the peer, and the issue's targets met or missed.
+//! the peer and beside the null client, and the issue's targets met or missed.
 
-use crate::bench::schema::{BenchReport, Compared};
+use crate::bench::schema::{AgainstNull, BenchReport, Compared};
 
 fn num(v: f64) -> String {
     if v.abs() >= 100.0 {
@@ -27,6 +27,16 @@ fn row(out: &mut String, what: &str, c: &Compared) {
         num(c.tidemark),
         peer(c),
         ratio(c)
+    ));
+}
+
+fn null_row(out: &mut String, pods: u64, what: &str, a: &AgainstNull) {
+    out.push_str(&format!(
+        "| {pods} | {what} | {} | {} | {} |\n",
+        num(a.tidemark),
+        num(a.null_client),
+        a.times_the_null_client
+            .map_or_else(|| "-".into(), |t| format!("{t:.2}x"))
     ));
 }
 
@@ -76,12 +86,40 @@ pub fn markdown(r: &BenchReport) -> String {
             row(&mut out, what, v);
         }
     }
+    if !r.null_client.is_empty() {
+        out.push_str("\n### Against the null client (the same list pages and watch bytes, read and thrown away)\n\nThe last column is Tidemark's cost in null-client units (1 is the floor; the issue asks for at most 2).\n\n| Pods | figure | Tidemark | null client | Tidemark / null |\n|---|---|---|---|---|\n");
+        for n in &r.null_client {
+            null_row(&mut out, n.pods, "sync_seconds", &n.sync_seconds);
+            null_row(
+                &mut out,
+                n.pods,
+                "sustained events_per_second",
+                &n.sustained_events_per_second,
+            );
+            null_row(
+                &mut out,
+                n.pods,
+                "peak events_per_second",
+                &n.peak_events_per_second,
+            );
+        }
+    }
     for c in &r.churn {
         out.push_str(&format!(
             "\nRamp at {} Pods (offered -> delivered events/s, p99 us, kept up):\n\n| side | offered | delivered | p50_us | p99_us | p999_us | kept up |\n|---|---|---|---|---|---|---|\n",
             c.pods
         ));
-        for (side, steps) in [("tidemark", &c.tidemark_steps), ("kube-rs", &c.peer_steps)] {
+        let null_steps = r
+            .null_client
+            .iter()
+            .find(|n| n.pods == c.pods)
+            .map(|n| &n.null_steps[..])
+            .unwrap_or_default();
+        for (side, steps) in [
+            ("tidemark", &c.tidemark_steps[..]),
+            ("kube-rs", &c.peer_steps[..]),
+            ("null client", null_steps),
+        ] {
             for s in steps {
                 out.push_str(&format!(
                     "| {side} | {} | {} | {} | {} | {} | {} |\n",
@@ -156,7 +194,7 @@ pub fn markdown(r: &BenchReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::schema::{Better, SyncRun};
+    use crate::bench::schema::{Better, NullClientRun, SyncRun};
 
     #[test]
     fn the_markdown_shows_tidemark_beside_the_peer_with_the_ratio() {
@@ -171,6 +209,29 @@ mod tests {
         let md = markdown(&r);
         assert!(
             md.contains("| 1000 | sync_seconds | 1.00 | 4.00 | 4.00x |"),
+            "{md}"
+        );
+        assert!(!md.contains("null client"), "{md}");
+    }
+
+    #[test]
+    fn the_markdown_shows_tidemark_in_null_client_units() {
+        let r = BenchReport {
+            null_client: vec![NullClientRun {
+                pods: 1000,
+                sync_seconds: AgainstNull::new(3.0, 1.0, Better::Lower),
+                peak_events_per_second: AgainstNull::new(20_000.0, 50_000.0, Better::Higher),
+                ..NullClientRun::default()
+            }],
+            ..BenchReport::default()
+        };
+        let md = markdown(&r);
+        assert!(
+            md.contains("| 1000 | sync_seconds | 3.00 | 1.00 | 3.00x |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| 1000 | peak events_per_second | 20000 | 50000 | 2.50x |"),
             "{md}"
         );
     }

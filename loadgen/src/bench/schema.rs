@@ -2,7 +2,8 @@
 //! [`Compared`]: `tidemark`, `peer` and `ratio`, with the unit in the field's name.
 //!
 //! `ratio` always reads "times better than the peer": peer / tidemark for seconds, bytes and
-//! latencies, tidemark / peer for rates. It is absent when the peer did not run.
+//! latencies, tidemark / peer for rates. It is absent when the peer did not run. Against the
+//! null client ([`AgainstNull`]) the ratio reads the other way, as a cost: "times the floor".
 
 use serde::{Deserialize, Serialize};
 
@@ -111,6 +112,51 @@ pub struct ChurnRun {
     pub tidemark_steps: Vec<ChurnStep>,
     /// The peer's ramp (empty when it did not run).
     pub peer_steps: Vec<ChurnStep>,
+}
+
+/// A Tidemark figure beside the null client's (the reads Tidemark makes, over the same client,
+/// thrown away: the floor of TLS, HTTP and the server on the machine).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct AgainstNull {
+    /// Tidemark's figure.
+    pub tidemark: f64,
+    /// The null client's figure.
+    pub null_client: f64,
+    /// Tidemark's cost in units of the null client's: seconds over seconds, or the null
+    /// client's rate over Tidemark's. 1 is the floor; the issue asks for at most 2. Absent when
+    /// either figure is zero.
+    pub times_the_null_client: Option<f64>,
+}
+
+impl AgainstNull {
+    /// Tidemark's figure and the null client's, compared the way `better` reads.
+    pub fn new(tidemark: f64, null_client: f64, better: Better) -> Self {
+        let times = match better {
+            Better::Lower => tidemark / null_client,
+            Better::Higher => null_client / tidemark,
+        };
+        Self {
+            tidemark,
+            null_client,
+            times_the_null_client: (times.is_finite() && times > 0.0).then_some(times),
+        }
+    }
+}
+
+/// Tidemark against the null client at one size.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NullClientRun {
+    /// Pods seeded.
+    pub pods: u64,
+    /// Initial sync (Pods and ReplicaSets listed).
+    pub sync_seconds: AgainstNull,
+    /// The highest offered churn rate kept up with. When the null client kept up with every
+    /// step, its figure is the ramp's top rate: a floor of its capacity, not the capacity.
+    pub sustained_events_per_second: AgainstNull,
+    /// The highest delivery rate of any churn step.
+    pub peak_events_per_second: AgainstNull,
+    /// The null client's ramp.
+    pub null_steps: Vec<ChurnStep>,
 }
 
 /// Reconcile throughput of a no-op reconciler over every owner key.
@@ -229,6 +275,9 @@ pub struct BenchReport {
     pub sync: Vec<SyncRun>,
     /// Steady churn, per size.
     pub churn: Vec<ChurnRun>,
+    /// Tidemark against the null client, per size (empty in reports older than it).
+    #[serde(default)]
+    pub null_client: Vec<NullClientRun>,
     /// Reconcile throughput.
     pub reconcile: Option<ReconcileRun>,
     /// Stale-key wake latency.
@@ -257,6 +306,27 @@ mod tests {
         );
         assert_eq!(Compared::new(1.0, None, Better::Higher).ratio, None);
         assert_eq!(Compared::new(0.0, Some(1.0), Better::Lower).ratio, None);
+    }
+
+    #[test]
+    fn against_the_null_client_reads_times_its_cost_both_ways() {
+        let sync = AgainstNull::new(3.0, 1.5, Better::Lower);
+        assert_eq!(sync.times_the_null_client, Some(2.0));
+        let churn = AgainstNull::new(20_000.0, 80_000.0, Better::Higher);
+        assert_eq!(churn.times_the_null_client, Some(4.0));
+        assert_eq!(
+            AgainstNull::new(0.0, 1.0, Better::Higher).times_the_null_client,
+            None
+        );
+    }
+
+    #[test]
+    fn a_report_from_before_the_null_client_still_reads() {
+        let mut value = serde_json::to_value(BenchReport::default()).expect("encode");
+        let fields = value.as_object_mut().expect("an object");
+        assert!(fields.remove("null_client").is_some());
+        let back: BenchReport = serde_json::from_value(value).expect("decode");
+        assert!(back.null_client.is_empty());
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use crate::churn::{self, Ramp};
 use crate::sync::SyncOut;
-use crate::{peer, reconcile, seed, sync};
+use crate::{null_client, peer, reconcile, seed, sync};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use serde::{Deserialize, Serialize};
@@ -30,6 +30,8 @@ pub enum Side {
     Tidemark,
     /// kube-rs.
     Peer,
+    /// The null client: the same reads, thrown away.
+    Null,
 }
 
 /// The child's command line.
@@ -68,6 +70,7 @@ impl PhaseArgs {
         let side = match self.side {
             Side::Tidemark => "tidemark",
             Side::Peer => "peer",
+            Side::Null => "null",
         };
         let mut args = vec![
             "phase".to_string(),
@@ -171,6 +174,43 @@ pub fn run(args: &PhaseArgs) -> anyhow::Result<PhaseOut> {
                 server.shutdown();
                 Ok(out)
             })
+        }
+        (PhaseKind::Reconcile, Side::Null) => {
+            anyhow::bail!("the null client does not reconcile")
+        }
+        (kind, Side::Null) => {
+            let io = tidemark_actors::manager::io_runtime().context("io runtime")?;
+            let server = io
+                .block_on(seed::serve(&seed, window))
+                .context("bench server")?;
+            let client = io.block_on(sync::client(&io, &server))?;
+            let (pods, owners, sync_out) =
+                io.block_on(null_client::sync(io.handle(), &client, &seed))?;
+            let mut out = PhaseOut {
+                sync: Some(sync_out),
+                ..PhaseOut::default()
+            };
+            if kind == PhaseKind::Churn {
+                let watched = null_client::follow(io.handle(), client.clone(), &pods);
+                null_client::follow(io.handle(), client, &owners);
+                let listed_at = watched.watermark.load(Ordering::Acquire);
+                let mark = watched.clone();
+                let watermark: churn::Watermark =
+                    Arc::new(move || mark.watermark.load(Ordering::Acquire));
+                out.churn = churn::ramp(&server, &seed.templates, args.pods, &ramp, watermark);
+                // Every version the watermark passed is a line read: only Pods change.
+                let passed = watched
+                    .watermark
+                    .load(Ordering::Acquire)
+                    .saturating_sub(listed_at);
+                let lines = watched.lines.load(Ordering::Relaxed);
+                anyhow::ensure!(
+                    lines >= passed,
+                    "the null client's watermark passed {passed} versions in {lines} lines"
+                );
+            }
+            server.shutdown();
+            Ok(out)
         }
         (kind, Side::Peer) => {
             let rt = tokio::runtime::Builder::new_multi_thread()

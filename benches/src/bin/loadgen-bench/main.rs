@@ -9,6 +9,7 @@ mod child;
 mod churn;
 mod machine;
 mod noop;
+mod null_client;
 mod peer;
 mod profile;
 mod reconcile;

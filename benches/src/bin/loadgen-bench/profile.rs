@@ -22,6 +22,9 @@ pub struct Plan {
     pub sizes: Vec<u64>,
     /// The peer runs at sizes up to this (its reflector needs ~60 KB per Pod).
     pub peer_max: u64,
+    /// Whether the null client (the same reads, thrown away) runs, at every size: it caches
+    /// nothing, so a million Pods cost it only the server's copy.
+    pub null_client: bool,
     /// Offered churn rates, events per second, in order.
     pub rates: Vec<f64>,
     /// Seconds per churn step.
@@ -46,6 +49,7 @@ impl Profile {
             Profile::Ci => Plan {
                 sizes: vec![10_000, 30_000],
                 peer_max: 30_000,
+                null_client: true,
                 rates: vec![
                     10_000.0, 25_000.0, 50_000.0, 100_000.0, 150_000.0, 200_000.0,
                 ],
@@ -55,6 +59,7 @@ impl Profile {
             Profile::Full => Plan {
                 sizes: vec![10_000, 100_000, 1_000_000],
                 peer_max: 100_000,
+                null_client: true,
                 rates: vec![
                     10_000.0, 25_000.0, 50_000.0, 100_000.0, 150_000.0, 200_000.0, 300_000.0,
                 ],
@@ -64,6 +69,7 @@ impl Profile {
             Profile::Smoke => Plan {
                 sizes: vec![500],
                 peer_max: 500,
+                null_client: true,
                 rates: vec![500.0, 1_000.0],
                 step_seconds: 0.5,
                 wake_keys: 100,
@@ -85,6 +91,15 @@ mod tests {
         let plan = Profile::Full.plan(None);
         assert_eq!(plan.sizes, [10_000, 100_000, 1_000_000]);
         assert!(plan.sizes.iter().filter(|&&n| n <= plan.peer_max).count() == 2);
+    }
+
+    #[test]
+    fn the_null_client_runs_at_every_size_of_every_profile() {
+        assert!(
+            [Profile::Ci, Profile::Full, Profile::Smoke]
+                .into_iter()
+                .all(|p| p.plan(None).null_client)
+        );
     }
 
     #[test]

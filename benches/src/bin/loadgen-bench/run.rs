@@ -1,5 +1,5 @@
-//! The whole run: for each size, Tidemark's and the peer's sync and churn phases (each in a
-//! child process), reconcile throughput and gate overhead at the largest size the peer runs
+//! The whole run: for each size, Tidemark's, the peer's and the null client's sync and churn
+//! phases (each in a child process), reconcile throughput and gate overhead at the largest size the peer runs
 //! at, wake latency in this process; then the scale curve and the targets.
 
 use crate::child::{self, PhaseArgs, PhaseKind, PhaseOut, Side};
@@ -8,8 +8,8 @@ use crate::profile::{Plan, Profile};
 use crate::wake::{self, Strategy};
 use std::time::Instant;
 use tidemark_loadgen::bench::schema::{
-    BenchReport, Better, ChurnRun, Compared, GateRun, OnOff, ReconcileRun, SCHEMA, ScalePoint,
-    SyncRun, WakeRun,
+    AgainstNull, BenchReport, Better, ChurnRun, Compared, GateRun, NullClientRun, OnOff,
+    ReconcileRun, SCHEMA, ScalePoint, SyncRun, WakeRun,
 };
 
 /// The `bench` command's options.
@@ -106,6 +106,36 @@ fn sync_run(pods: u64, replicasets: u64, tidemark: &PhaseOut, peer: Option<&Phas
     }
 }
 
+/// Tidemark's sync and churn at `pods` against the null client's.
+fn null_client_run(
+    pods: u64,
+    tidemark_sync: &PhaseOut,
+    tidemark_churn: &ChurnRun,
+    null_sync: &PhaseOut,
+    null_churn: &PhaseOut,
+) -> NullClientRun {
+    let (sustained, peak) = summary(&null_churn.churn);
+    NullClientRun {
+        pods,
+        sync_seconds: AgainstNull::new(
+            tidemark_sync.sync.unwrap_or_default().seconds,
+            null_sync.sync.unwrap_or_default().seconds,
+            Better::Lower,
+        ),
+        sustained_events_per_second: AgainstNull::new(
+            tidemark_churn.events_per_second.tidemark,
+            sustained.map_or(0.0, |s| s.offered_per_second),
+            Better::Higher,
+        ),
+        peak_events_per_second: AgainstNull::new(
+            tidemark_churn.peak_events_per_second.tidemark,
+            peak,
+            Better::Higher,
+        ),
+        null_steps: null_churn.churn.clone(),
+    }
+}
+
 /// Runs the bench.
 pub fn run(options: &Options) -> anyhow::Result<BenchReport> {
     let started = Instant::now();
@@ -120,7 +150,10 @@ pub fn run(options: &Options) -> anyhow::Result<BenchReport> {
     let phases: u64 = plan
         .sizes
         .iter()
-        .map(|&n| if peer_at(n) { 4 } else { 2 })
+        .map(|&n| {
+            let sides = 1 + u64::from(peer_at(n)) + u64::from(plan.null_client);
+            2 * sides
+        })
         .sum::<u64>()
         + 4
         + u64::from(largest_peer.is_some());
@@ -166,6 +199,24 @@ pub fn run(options: &Options) -> anyhow::Result<BenchReport> {
             None
         };
         let run = churn_run(n, &t_churn, p_churn.as_ref());
+        if plan.null_client {
+            let null_sync = runner.phase(PhaseKind::Sync, Side::Null, n, m, false)?;
+            let null_churn = runner.phase(PhaseKind::Churn, Side::Null, n, m, false)?;
+            if null_churn.churn.last().is_some_and(|s| s.kept_up) {
+                let offered = null_churn
+                    .churn
+                    .iter()
+                    .map(|s| s.offered_per_second)
+                    .fold(0.0, f64::max);
+                let asked = plan.rates.iter().copied().fold(0.0, f64::max);
+                report.notes.push(format!(
+                    "The null client kept up with every churn step at {n} Pods; the generator, on the same cores, offered at most {offered:.0} of the {asked:.0} events/s asked: its figures are a floor of the null client's capacity."
+                ));
+            }
+            report
+                .null_client
+                .push(null_client_run(n, &t_sync, &run, &null_sync, &null_churn));
+        }
         if n == gate_at {
             gate_churn_on = Some(run.peak_events_per_second.tidemark);
         }

@@ -1,7 +1,7 @@
 //! The targets, checked against a run (the criterion in-process figure is checked in
 //! PERF.md from `cargo bench`, not here).
 
-use tidemark_loadgen::bench::schema::{BenchReport, TargetCheck};
+use tidemark_loadgen::bench::schema::{AgainstNull, BenchReport, NullClientRun, TargetCheck};
 
 fn check(name: &str, target: &str, value: Option<(String, bool)>) -> TargetCheck {
     TargetCheck {
@@ -22,6 +22,14 @@ pub fn all(r: &BenchReport) -> Vec<TargetCheck> {
         .max_by_key(|s| s.pods);
     let million = r.sync.iter().find(|s| s.pods >= 1_000_000);
     let churn = r.churn.iter().max_by_key(|c| c.pods);
+    let null = r.null_client.iter().max_by_key(|n| n.pods);
+    let within_twice = |what: fn(&NullClientRun) -> &AgainstNull| {
+        null.and_then(|n| {
+            what(n)
+                .times_the_null_client
+                .map(|x| (format!("{x:.2}x at {} Pods", n.pods), x <= 2.0))
+        })
+    };
     let mut out = vec![
         check(
             "sync of 1,000,000 Pods",
@@ -76,6 +84,16 @@ pub fn all(r: &BenchReport) -> Vec<TargetCheck> {
                     c.events_per_second.tidemark >= 150_000.0,
                 )
             }),
+        ),
+        check(
+            "sync against the null client (the same reads, thrown away)",
+            "<= 2x its time",
+            within_twice(|n| &n.sync_seconds),
+        ),
+        check(
+            "peak churn against the null client",
+            "<= 2x its cost (its rate / Tidemark's)",
+            within_twice(|n| &n.peak_events_per_second),
         ),
         check(
             "reconcile throughput against kube-rs Controller",
