@@ -1,8 +1,10 @@
 //! The informer's consistent paged list, replaced into every shard at once. Pages are fetched
-//! one after another (each needs the previous one's continue token) while the pages before
-//! them decode on other threads ([`offload`](super::offload)); objects are routed in page order.
+//! one after another (each needs the previous one's continue token, read from the page's
+//! [`head`](super::head) as soon as it arrives) while the pages before them are split and
+//! decoded on other threads ([`offload`](super::offload)); objects are routed in page order.
 
-use super::offload::{PageDecode, decode_page, decoders};
+use super::head::{PageHead, read_head};
+use super::offload::{PageDecode, PageFrame, decode_page, decoders};
 use super::{Informer, ListError, PAGE_SIZE, version_of};
 use crate::client::response::fetch;
 use crate::paths::{collection, with_shard_selector};
@@ -13,12 +15,30 @@ use kube::core::Request;
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use tidemark_engine::{Object, Placements, ResourceVersion};
+use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 /// The objects of one list, per shard, as they are routed.
 struct Routed {
     per_shard: Vec<Vec<Object>>,
     placements: Placements,
+}
+
+/// A page fetched and being decoded.
+struct Pending {
+    /// What its head said, when the list went on from it; its frame must agree.
+    head: Option<PageHead>,
+    /// Its frame, unless it was awaited already.
+    frame: Option<oneshot::Receiver<Result<PageFrame, super::page::PageError>>>,
+    objects: JoinHandle<Vec<Object>>,
+}
+
+/// The head a page's frame contradicts: a server whose list is not one JSON object it could
+/// not have sent.
+fn agrees(head: &PageHead, frame: &PageFrame) -> bool {
+    head.continue_token == frame.continue_token
+        && head.resource_version == frame.resource_version
+        && head.shard_info == frame.shard_info
 }
 
 impl Informer {
@@ -52,7 +72,7 @@ impl Informer {
         };
         let seen = ResourceVersion::new(self.state.watermark.load(Ordering::Relaxed))
             .filter(|_| self.consistent_relists);
-        let mut decoding: VecDeque<JoinHandle<Vec<Object>>> = VecDeque::new();
+        let mut decoding: VecDeque<Pending> = VecDeque::new();
         let mut token: Option<String> = None;
         let version = loop {
             let (resource_version, version_match) = match (&token, seen) {
@@ -67,23 +87,44 @@ impl Informer {
                 ..ListParams::default()
             };
             let body = self.page(&params).await?;
+            let head = read_head(&body);
             let PageDecode { frame, objects } =
                 decode_page(self.resource, self.state.clone(), body);
-            decoding.push_back(objects);
-            let frame = match frame.await {
-                Ok(frame) => frame?,
-                // The decode ended without a frame: its join error says why.
-                Err(_) => return Err(self.join_first(&mut decoding).await),
+            let (next, list_version, shard_info, frame) = match head {
+                Some(ref head) => (
+                    head.continue_token.clone(),
+                    head.resource_version.clone(),
+                    head.shard_info,
+                    Some(frame),
+                ),
+                None => {
+                    let frame = match frame.await {
+                        Ok(frame) => frame?,
+                        // The decode ended without a frame: its join error says why.
+                        Err(_) => return Err(join_error(objects).await),
+                    };
+                    (
+                        frame.continue_token,
+                        frame.resource_version,
+                        frame.shard_info,
+                        None,
+                    )
+                }
             };
+            decoding.push_back(Pending {
+                head,
+                frame,
+                objects,
+            });
             if token.is_none() && self.selector().is_some() {
-                self.note_sharding(frame.shard_info);
+                self.note_sharding(shard_info);
             }
             while decoding.len() > decoders() {
                 self.route_next(&mut decoding, &mut routed).await?;
             }
-            match frame.continue_token {
+            match next {
                 Some(next) => token = Some(next),
-                None => break frame.resource_version.unwrap_or_default(),
+                None => break list_version.unwrap_or_default(),
             }
         };
         while !decoding.is_empty() {
@@ -122,13 +163,22 @@ impl Informer {
     /// Waits for the oldest page still decoding and routes its objects to their shards.
     async fn route_next(
         &self,
-        decoding: &mut VecDeque<JoinHandle<Vec<Object>>>,
+        decoding: &mut VecDeque<Pending>,
         routed: &mut Routed,
     ) -> Result<(), ListError> {
-        let Some(handle) = decoding.pop_front() else {
+        let Some(pending) = decoding.pop_front() else {
             return Ok(());
         };
-        for object in handle.await? {
+        if let (Some(head), Some(frame)) = (&pending.head, pending.frame) {
+            let frame = match frame.await {
+                Ok(frame) => frame?,
+                Err(_) => return Err(join_error(pending.objects).await),
+            };
+            if !agrees(head, &frame) {
+                return Err(ListError::HeadDisagrees);
+            }
+        }
+        for object in pending.objects.await? {
             if !self.keeps(&object) {
                 continue;
             }
@@ -143,17 +193,6 @@ impl Informer {
             }
         }
         Ok(())
-    }
-
-    /// The error of the newest page's decode, which ended without sending its frame.
-    async fn join_first(&self, decoding: &mut VecDeque<JoinHandle<Vec<Object>>>) -> ListError {
-        match decoding.pop_back() {
-            Some(handle) => match handle.await {
-                Err(e) => ListError::Decode(e),
-                Ok(_) => ListError::DecodeVanished,
-            },
-            None => ListError::DecodeVanished,
-        }
     }
 
     /// Empties every shard's slice of this resource (a replica holding no range), with no
@@ -173,5 +212,13 @@ impl Informer {
         self.state.synced.store(true, Ordering::Relaxed);
         tracing::info!(resource = %self.resource, "no range held: nothing listed");
         String::new()
+    }
+}
+
+/// The error of a page's decode that ended without sending its frame.
+async fn join_error(objects: JoinHandle<Vec<Object>>) -> ListError {
+    match objects.await {
+        Err(e) => ListError::Decode(e),
+        Ok(_) => ListError::DecodeVanished,
     }
 }

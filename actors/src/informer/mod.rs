@@ -14,6 +14,7 @@
 pub mod backoff;
 mod decode;
 pub mod event;
+pub mod head;
 pub mod lines;
 mod list;
 pub mod offload;
@@ -127,6 +128,9 @@ pub enum ListError {
     /// A page's decode ended without saying how.
     #[error("decoding a list page ended without its result")]
     DecodeVanished,
+    /// A page's metadata read before its items differs from the whole page's.
+    #[error("a list page's metadata before its items differs from the page's own")]
+    HeadDisagrees,
     /// The server answered with a list older than what this informer has already seen.
     #[error(
         "list at {listed} is older than the {seen} already seen: refusing to move the cache back in time"

@@ -74,11 +74,7 @@ pub async fn read_lines(
     resource: Resource,
     lines: Vec<Bytes>,
 ) -> Result<Vec<Result<WatchLine, LineFault>>, JoinError> {
-    let threshold: usize = std::env::var("TM_OFFLOAD")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(OFFLOAD_LINES);
-    if lines.len() < threshold {
+    if lines.len() < OFFLOAD_LINES {
         return Ok(lines.iter().map(|line| read_line(resource, line)).collect());
     }
     let per_thread = lines.len().div_ceil(decoders());
