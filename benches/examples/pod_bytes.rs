@@ -71,35 +71,34 @@ fn pod_fields() {
     let empty_uid = Uid::new("");
     let no_labels = Labels::default();
     let sample = pods[0].clone();
-    let size = std::mem::size_of_val;
     row(
         "key (namespace/name)",
-        size(&sample.key),
+        std::mem::size_of_val(&sample.key),
         freed_per_pod(&mut pods, |p| p.key = empty_key.clone()),
     );
     row(
         "uid",
-        size(&sample.uid),
+        std::mem::size_of_val(&sample.uid),
         freed_per_pod(&mut pods, |p| p.uid = empty_uid.clone()),
     );
     row(
         "labels",
-        size(&sample.labels),
+        std::mem::size_of_val(&sample.labels),
         freed_per_pod(&mut pods, |p| p.labels = no_labels.clone()),
     );
     row(
         "controller (kind, name, uid)",
-        size(&sample.controller),
+        std::mem::size_of_val(&sample.controller),
         freed_per_pod(&mut pods, |p| p.controller = None),
     );
     row(
         "node_name",
-        size(&sample.node_name),
+        std::mem::size_of_val(&sample.node_name),
         freed_per_pod(&mut pods, |p| p.node_name = None),
     );
     row(
         "malformed, failure",
-        size(&sample.malformed) + size(&sample.failure),
+        std::mem::size_of_val(&sample.malformed) + std::mem::size_of_val(&sample.failure),
         freed_per_pod(&mut pods, |p| {
             p.malformed = None;
             p.failure = None;
@@ -107,13 +106,13 @@ fn pod_fields() {
     );
     let rest = std::mem::size_of::<PodView>()
         - [
-            size(&sample.key),
-            size(&sample.uid),
-            size(&sample.labels),
-            size(&sample.controller),
-            size(&sample.node_name),
-            size(&sample.malformed),
-            size(&sample.failure),
+            std::mem::size_of_val(&sample.key),
+            std::mem::size_of_val(&sample.uid),
+            std::mem::size_of_val(&sample.labels),
+            std::mem::size_of_val(&sample.controller),
+            std::mem::size_of_val(&sample.node_name),
+            std::mem::size_of_val(&sample.malformed),
+            std::mem::size_of_val(&sample.failure),
         ]
         .iter()
         .sum::<usize>();
@@ -164,20 +163,19 @@ fn owner_fields(owner_texts: &[Vec<u8>]) {
     let empty_raw = OwnerJson::keep(serde_json::Value::Null);
     let no_template = std::sync::Arc::new(PodTemplate::default());
     let sample = owners[0].clone();
-    let size = std::mem::size_of_val;
     row(
         "raw (the object for writes)",
-        size(&sample.raw),
+        std::mem::size_of_val(&sample.raw),
         freed_per_pod(&mut owners, |o| o.raw = empty_raw.clone()),
     );
     row(
         "template (labels, annotations)",
-        size(&sample.template),
+        std::mem::size_of_val(&sample.template),
         freed_per_pod(&mut owners, |o| o.template = no_template.clone()),
     );
     row(
         "selector",
-        size(&sample.selector),
+        std::mem::size_of_val(&sample.selector),
         freed_per_pod(&mut owners, |o| o.selector = LabelSelector::default()),
     );
     let residue = (allocated() - start - buffer) / PODS as f64;
