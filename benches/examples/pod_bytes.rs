@@ -160,6 +160,19 @@ fn owner_fields(owner_texts: &[Vec<u8>]) {
         heap * PODS_PER_OWNER as f64
     );
     println!("  {:<34} {:>6} {:>10}", "field", "inline", "alloc/Pod");
+    let timed = |what: &str, work: &dyn Fn(&ReplicaSetView) -> bool| {
+        let started = Instant::now();
+        let done = owners.iter().filter(|o| work(o)).count();
+        let each = started.elapsed().as_secs_f64() * 1e6 / owners.len() as f64;
+        println!(
+            "  {what}: {each:.1} us a ReplicaSet ({done} of {})",
+            owners.len()
+        );
+    };
+    timed("the object back for a write (decompress, parse)", &|o| {
+        o.raw.to_value().is_ok()
+    });
+    timed("decompressing alone", &|o| o.raw.json().is_ok());
     let empty_raw = OwnerJson::keep(serde_json::Value::Null);
     let no_template = std::sync::Arc::new(PodTemplate::default());
     let sample = owners[0].clone();
