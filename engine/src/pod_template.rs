@@ -211,6 +211,7 @@ mod tests {
     #[test]
     fn a_new_pod_serialises_with_its_controller_reference() {
         let spec = Map::new();
+        let owner_uid = Uid::new("u1");
         let body = NewObject {
             api_version: "v1",
             kind: "Pod",
@@ -221,7 +222,7 @@ mod tests {
                 labels: BTreeMap::new(),
                 annotations: None,
                 finalizers: Vec::new(),
-                owner_references: vec![ControllerRef::to(Resource::ReplicaSets, "web", "u1")],
+                owner_references: vec![ControllerRef::to(Resource::ReplicaSets, "web", &owner_uid)],
             },
             body: SpecOnly { spec: &spec },
         };

@@ -214,7 +214,7 @@ fn check_plan(
                 patch,
             } if patch["metadata"]["ownerReferences"]
                 .as_array()
-                .is_some_and(|refs| refs.iter().any(|r| r["uid"] == uid.as_str())) =>
+                .is_some_and(|refs| refs.iter().any(|r| r["uid"] == *uid.text())) =>
             {
                 Some(key)
             }
