@@ -100,7 +100,7 @@ impl Claimant<'_> {
 
     /// The patch that makes this owner `pod`'s controller.
     fn adopt(&self, pod: &PodView) -> Action {
-        let reference = ControllerRef::to(self.resource, self.key.name(), &self.uid);
+        let reference = ControllerRef::to(self.resource, self.key.name(), self.uid);
         let mut patch =
             json!({"metadata": {"ownerReferences": [reference], "uid": pod.uid.text()}});
         if !self.finalizers.is_empty() {

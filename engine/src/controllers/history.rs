@@ -152,7 +152,7 @@ fn revision_object(
             owner_references: vec![ControllerRef::to(
                 owner.resource,
                 owner.key.name(),
-                &owner.uid,
+                owner.uid,
             )],
         },
         body: RevisionBody {

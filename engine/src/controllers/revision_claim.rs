@@ -80,7 +80,7 @@ impl RevisionOwner<'_> {
 
     /// The patch that makes this set `revision`'s controller, on the revision's UID.
     fn adopt(&self, revision: &CustomObject) -> Action {
-        let reference = ControllerRef::to(self.resource, self.key.name(), &self.uid);
+        let reference = ControllerRef::to(self.resource, self.key.name(), self.uid);
         Action::StrategicPatch {
             resource: Resource::ControllerRevisions,
             key: revision.key.clone(),
