@@ -42,23 +42,4 @@ impl fmt::Display for ObjectKey {
     }
 }
 
-/// An object's `metadata.uid`: tells apart two objects that had the same name at different times.
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
-pub struct Uid(Arc<str>);
-
-impl Uid {
-    /// A UID from its string.
-    pub fn new(uid: impl Into<Arc<str>>) -> Self {
-        Self(uid.into())
-    }
-    /// The UID string.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for Uid {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+pub use crate::uid::{Uid, UidText};

@@ -1,21 +1,31 @@
 //! Labels and label selectors (`matchLabels` and `matchExpressions`) as the API defines them.
 
+use crate::intern::Interner;
 use crate::views::checked::{Checker, Field};
 use serde::Deserialize;
 use std::collections::BTreeMap;
+use std::sync::{Arc, LazyLock};
 
-/// An object's labels: sorted key/value pairs, compact and cheap to search.
+/// An object's labels: sorted key/value pairs, compact and cheap to search. Equal label sets
+/// share one copy (the Pods of one owner carry the same labels), so a Pod pays one pointer.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Labels(Box<[(Box<str>, Box<str>)]>);
+pub struct Labels(Arc<[(Box<str>, Box<str>)]>);
+
+type LabelPairs = [(Box<str>, Box<str>)];
+
+fn label_sets() -> &'static Interner<LabelPairs> {
+    static LABEL_SETS: LazyLock<Interner<LabelPairs>> = LazyLock::new(Interner::new);
+    &LABEL_SETS
+}
 
 impl Labels {
     /// Builds labels from a map.
     pub fn from_map(map: BTreeMap<String, String>) -> Self {
-        Self(
-            map.into_iter()
-                .map(|(k, v)| (k.into_boxed_str(), v.into_boxed_str()))
-                .collect(),
-        )
+        let pairs: Box<LabelPairs> = map
+            .into_iter()
+            .map(|(k, v)| (k.into_boxed_str(), v.into_boxed_str()))
+            .collect();
+        Self(label_sets().intern_boxed(pairs))
     }
     /// The value of label `key`.
     pub fn get(&self, key: &str) -> Option<&str> {

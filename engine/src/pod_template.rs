@@ -2,7 +2,7 @@
 //! write bodies are typed structs serialised by serde, so building one never indexes into JSON
 //! of unknown shape.
 
-use crate::key::ObjectKey;
+use crate::key::{ObjectKey, Uid, UidText};
 use crate::reconcile_error::ReconcileError;
 use crate::resource::Resource;
 use crate::views::checked::{Checker, Field};
@@ -99,7 +99,7 @@ pub struct ControllerRef<'a> {
     /// The owner's name.
     pub name: &'a str,
     /// The owner's UID.
-    pub uid: &'a str,
+    pub uid: UidText<'a>,
     /// Always true: the owner controls it.
     pub controller: bool,
     /// Always true, as upstream's controllers set it.
@@ -108,12 +108,12 @@ pub struct ControllerRef<'a> {
 
 impl<'a> ControllerRef<'a> {
     /// A controller reference to the `resource` object `name` with `uid`.
-    pub fn to(resource: Resource, name: &'a str, uid: &'a str) -> Self {
+    pub fn to(resource: Resource, name: &'a str, uid: &'a Uid) -> Self {
         Self {
             api_version: resource.api_version(),
             kind: resource.kind(),
             name,
-            uid,
+            uid: uid.text(),
             controller: true,
             block_owner_deletion: true,
         }
@@ -211,6 +211,7 @@ mod tests {
     #[test]
     fn a_new_pod_serialises_with_its_controller_reference() {
         let spec = Map::new();
+        let owner_uid = Uid::new("u1");
         let body = NewObject {
             api_version: "v1",
             kind: "Pod",
@@ -221,7 +222,7 @@ mod tests {
                 labels: BTreeMap::new(),
                 annotations: None,
                 finalizers: Vec::new(),
-                owner_references: vec![ControllerRef::to(Resource::ReplicaSets, "web", "u1")],
+                owner_references: vec![ControllerRef::to(Resource::ReplicaSets, "web", &owner_uid)],
             },
             body: SpecOnly { spec: &spec },
         };

@@ -214,7 +214,7 @@ fn check_plan(
                 patch,
             } if patch["metadata"]["ownerReferences"]
                 .as_array()
-                .is_some_and(|refs| refs.iter().any(|r| r["uid"] == uid.as_str())) =>
+                .is_some_and(|refs| refs.iter().any(|r| r["uid"] == *uid.text())) =>
             {
                 Some(key)
             }
@@ -290,7 +290,7 @@ fn check_plan(
             }
             Action::Create { body, .. } => {
                 let owner = &body["metadata"]["ownerReferences"][0]["uid"];
-                prop_assert_eq!(owner.as_str(), Some(uid.as_str()), "{}", body);
+                prop_assert_eq!(owner.as_str(), Some(&*uid.text()), "{}", body);
             }
         }
     }

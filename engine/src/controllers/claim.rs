@@ -100,9 +100,9 @@ impl Claimant<'_> {
 
     /// The patch that makes this owner `pod`'s controller.
     fn adopt(&self, pod: &PodView) -> Action {
-        let reference = ControllerRef::to(self.resource, self.key.name(), self.uid.as_str());
+        let reference = ControllerRef::to(self.resource, self.key.name(), self.uid);
         let mut patch =
-            json!({"metadata": {"ownerReferences": [reference], "uid": pod.uid.as_str()}});
+            json!({"metadata": {"ownerReferences": [reference], "uid": pod.uid.text()}});
         if !self.finalizers.is_empty() {
             patch["metadata"]["finalizers"] = json!(self.finalizers);
         }
@@ -118,8 +118,8 @@ impl Claimant<'_> {
     /// controller removes (`syncOrphanPod`), or it could never be deleted.
     fn release(&self, pod: &PodView) -> Action {
         let mut patch = json!({"metadata": {
-            "ownerReferences": [{"$patch": "delete", "uid": self.uid.as_str()}],
-            "uid": pod.uid.as_str(),
+            "ownerReferences": [{"$patch": "delete", "uid": self.uid.text()}],
+            "uid": pod.uid.text(),
         }});
         if !self.finalizers.is_empty() {
             patch["metadata"]["$deleteFromPrimitiveList/finalizers"] = json!(self.finalizers);

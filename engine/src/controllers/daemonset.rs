@@ -66,7 +66,7 @@ fn pod_for(ds: &DaemonSetView, node: &str, revision: &str) -> Result<Action, Rec
             owner_references: vec![ControllerRef::to(
                 Resource::DaemonSets,
                 ds.key.name(),
-                ds.uid.as_str(),
+                &ds.uid,
             )],
         },
         body: SpecOnly { spec: &spec },

@@ -152,7 +152,7 @@ fn revision_object(
             owner_references: vec![ControllerRef::to(
                 owner.resource,
                 owner.key.name(),
-                owner.uid.as_str(),
+                owner.uid,
             )],
         },
         body: RevisionBody {

@@ -150,7 +150,7 @@ fn pod_from_template(rs: &ReplicaSetView) -> Result<Value, ReconcileError> {
             owner_references: vec![ControllerRef::to(
                 Resource::ReplicaSets,
                 rs.key.name(),
-                rs.uid.as_str(),
+                &rs.uid,
             )],
         },
         body: SpecOnly {

@@ -80,13 +80,13 @@ impl RevisionOwner<'_> {
 
     /// The patch that makes this set `revision`'s controller, on the revision's UID.
     fn adopt(&self, revision: &CustomObject) -> Action {
-        let reference = ControllerRef::to(self.resource, self.key.name(), self.uid.as_str());
+        let reference = ControllerRef::to(self.resource, self.key.name(), self.uid);
         Action::StrategicPatch {
             resource: Resource::ControllerRevisions,
             key: revision.key.clone(),
             patch: json!({"metadata": {
                 "ownerReferences": [reference],
-                "uid": revision.uid.as_str(),
+                "uid": revision.uid.text(),
             }}),
         }
     }
@@ -97,8 +97,8 @@ impl RevisionOwner<'_> {
             resource: Resource::ControllerRevisions,
             key: revision.key.clone(),
             patch: json!({"metadata": {
-                "ownerReferences": [{"$patch": "delete", "uid": self.uid.as_str()}],
-                "uid": revision.uid.as_str(),
+                "ownerReferences": [{"$patch": "delete", "uid": self.uid.text()}],
+                "uid": revision.uid.text(),
             }}),
         }
     }

@@ -52,7 +52,7 @@ fn owner(set: &StatefulSetView) -> Vec<ControllerRef<'_>> {
     vec![ControllerRef::to(
         Resource::StatefulSets,
         set.key.name(),
-        set.uid.as_str(),
+        &set.uid,
     )]
 }
 
@@ -129,7 +129,7 @@ fn claim_fixes<'a>(
                 ordinal,
                 PodRef {
                     name: pod.key.name(),
-                    uid: pod.uid.as_str(),
+                    uid: &pod.uid.text(),
                 },
             )
         })

@@ -1,6 +1,7 @@
 //! The metadata every projection reads (identity, resourceVersion, generation, deletion, the
 //! controlling ownerReference), decoded from JSON, and why an object cannot be decoded at all.
 
+use crate::intern;
 use crate::key::{ObjectKey, Uid};
 use crate::rv::ResourceVersion;
 use crate::views::checked::{Checker, Field};
@@ -89,7 +90,7 @@ pub(crate) fn read_meta(value: &Value, c: &mut Checker) -> Result<Meta, DecodeEr
     let deletion = root_field.get(c, "metadata.deletionTimestamp");
     c.timestamp(&deletion);
     Ok(Meta {
-        key: ObjectKey::new(namespace, name),
+        key: ObjectKey::new(intern::string(namespace), name),
         uid: Uid::new(uid),
         resource_version: resource_version_text
             .as_deref()
@@ -128,8 +129,8 @@ pub(crate) fn controller_ref(root: &Field<'_>, c: &mut Checker) -> Option<OwnerR
         }
         if let (Some(kind), Some(name), Some(uid)) = (kind, name, uid) {
             found = Some(OwnerRef {
-                kind: kind.into(),
-                name: name.into(),
+                kind: intern::string(kind),
+                name: intern::string(name),
                 uid: Uid::new(uid),
             });
         }

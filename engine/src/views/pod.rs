@@ -3,6 +3,7 @@
 //! parsed object that records each unusable field (the Pod stays visible, marked malformed, so
 //! its owner neither creates a replacement nor acts on a guess).
 
+use crate::intern;
 use crate::key::{ObjectKey, Uid};
 use crate::labels::Labels;
 use crate::resource::Resource;
@@ -338,7 +339,7 @@ impl PodView {
             resource_version,
             labels: Labels::from_map(labels),
             controller,
-            node_name: node_name.filter(|n| !n.is_empty()).map(Into::into),
+            node_name: node_name.filter(|n| !n.is_empty()).map(intern::string),
             phase,
             ready,
             ready_since,
@@ -467,8 +468,8 @@ impl PodWire {
             .map(|o| o.0)
             .filter(|o| o.controller == Some(true));
         let controller = controllers.next().map(|o| OwnerRef {
-            kind: o.kind.into(),
-            name: o.name.into(),
+            kind: intern::string(&o.kind),
+            name: intern::string(&o.name),
             uid: Uid::new(o.uid),
         });
         if controllers.next().is_some() {
@@ -512,7 +513,10 @@ impl PodWire {
             restarts = restarts.saturating_add(count);
         }
         Some(PodView {
-            key: ObjectKey::new(meta.namespace.unwrap_or_default(), name),
+            key: ObjectKey::new(
+                intern::string(meta.namespace.as_deref().unwrap_or("")),
+                name,
+            ),
             uid: Uid::new(uid),
             resource_version: ResourceVersion::parse(&rv).ok(),
             labels: Labels::from_map(meta.labels.unwrap_or_default()),
@@ -521,7 +525,7 @@ impl PodWire {
                 .spec
                 .and_then(|s| s.0.node_name)
                 .filter(|n| !n.is_empty())
-                .map(Into::into),
+                .map(|n| intern::string(&n)),
             phase,
             ready: ready_condition.is_some_and(|c| c.status == "True"),
             ready_since: ready_condition

@@ -15,7 +15,13 @@ fn a_pod_decodes_to_its_projection_and_skips_the_rest() {
     assert_eq!(pod.key, ObjectKey::new("default", "web-1"));
     assert_eq!(pod.resource_version, ResourceVersion::new(42));
     assert_eq!(pod.labels.get("app"), Some("web"));
-    assert_eq!(pod.controller.as_ref().map(|o| o.uid.as_str()), Some("rs1"));
+    assert_eq!(
+        pod.controller
+            .as_ref()
+            .map(|o| o.uid.to_string())
+            .as_deref(),
+        Some("rs1")
+    );
     assert!(!pod.job_tracking);
     let job_pod = br#"{"metadata":{"name":"pi-0-x","namespace":"default","uid":"u2","resourceVersion":"43",
           "finalizers":["batch.kubernetes.io/job-tracking"],

@@ -161,7 +161,7 @@ fn pod_body(object: &CustomObject, podset: &PodSet) -> Option<Value> {
                 "apiVersion": object.resource.api_version(),
                 "kind": KIND,
                 "name": object.key.name(),
-                "uid": object.uid.as_str(),
+                "uid": object.uid.text(),
                 "controller": true,
                 "blockOwnerDeletion": true,
             }],

@@ -397,7 +397,7 @@ fn revision_of(d: &DaemonSetView, hash: &str, number: i64, image: &str) -> Objec
         "apiVersion": "apps/v1", "kind": "ControllerRevision",
         "metadata": {"name": format!("agent-{hash}"), "namespace": "ns", "uid": format!("uid-{hash}"), "resourceVersion": "2",
             "labels": {REVISION_LABEL: hash},
-            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent", "uid": d.uid.as_str(), "controller": true}]},
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent", "uid": d.uid.text(), "controller": true}]},
         "data": {"spec": {"template": {"spec": {"containers": [{"name": "a", "image": image}]}}}},
         "revision": number,
     });

@@ -25,7 +25,7 @@ pub(super) fn pod_for(
     labels.insert("batch.kubernetes.io/job-name".into(), job.key.name().into());
     labels.insert(
         "batch.kubernetes.io/controller-uid".into(),
-        job.uid.as_str().into(),
+        job.uid.text().into(),
     );
     let mut annotations = job.template.annotations.clone();
     if let Some(f) = failures {
@@ -55,11 +55,7 @@ pub(super) fn pod_for(
             labels,
             annotations: Some(annotations),
             finalizers: vec![JOB_TRACKING_FINALIZER],
-            owner_references: vec![ControllerRef::to(
-                Resource::Jobs,
-                job.key.name(),
-                job.uid.as_str(),
-            )],
+            owner_references: vec![ControllerRef::to(Resource::Jobs, job.key.name(), &job.uid)],
         },
         body: SpecOnly {
             spec: spec_of_template(&job.pod_template),

@@ -52,7 +52,7 @@ pub(super) fn track<'a>(
         held_failures: 0,
         unfinalize: Vec::new(),
     };
-    let by_uid = |uid: &str| pods.iter().find(|p| p.uid.as_str() == uid);
+    let by_uid = |uid: &str| pods.iter().find(|p| p.uid.text() == uid);
     for (recorded, counted, into) in [
         (
             &job.status.uncounted_succeeded,
@@ -88,8 +88,8 @@ pub(super) fn track<'a>(
             }
             continue;
         }
-        let uid = pod.uid.as_str();
-        if known(job, uid) {
+        let uid = pod.uid.text();
+        if known(job, &uid) {
             tally.unfinalize.push(*pod);
         } else if success {
             tally.uncounted_succeeded.push(uid.to_string());
@@ -149,8 +149,8 @@ impl<'a> Tally<'a> {
             } else {
                 failing
             };
-            let uid = pod.uid.as_str();
-            if known(job, uid) || !counts {
+            let uid = pod.uid.text();
+            if known(job, &uid) || !counts {
                 self.unfinalize.push(*pod);
             } else {
                 self.uncounted_failed.push(uid.to_string());

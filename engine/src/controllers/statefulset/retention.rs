@@ -99,7 +99,7 @@ fn unexpected_controller(refs: &[OwnerReference], set: &StatefulSetView, pod: Po
     }
     refs.iter().any(|r| {
         if names_set(r, set) {
-            r.uid != set.uid.as_str()
+            *r.uid != *set.uid.text()
         } else if names_pod(r, pod) {
             r.uid != pod.uid
         } else {
@@ -124,12 +124,13 @@ fn up_to_date(
     pod: PodRef<'_>,
     condemned: bool,
 ) -> bool {
-    if stale(refs, |r| names_set(r, set), set.uid.as_str())
+    if stale(refs, |r| names_set(r, set), &set.uid.text())
         || stale(refs, |r| names_pod(r, pod), pod.uid)
     {
         return true;
     }
-    let (set_uid, pod_uid) = (set.uid.as_str(), pod.uid);
+    let set_uid_text = set.uid.text();
+    let (set_uid, pod_uid) = (&*set_uid_text, pod.uid);
     if unexpected_controller(refs, set, pod) {
         return !(has_ref(refs, set_uid) || has_ref(refs, pod_uid));
     }
@@ -175,7 +176,7 @@ fn rewritten(
             SET_API_VERSION,
             SET_KIND,
             set.key.name(),
-            set.uid.as_str(),
+            &set.uid.text(),
         ));
     }
     kept
@@ -208,7 +209,7 @@ pub(super) fn bring_to_policy(
         .filter(|claim| !up_to_date(references(claim), set, pod, condemned))
         .map(|claim| {
             let refs = rewritten(references(claim), set, pod, condemned);
-            let mut metadata = json!({"uid": claim.uid.as_str(), "ownerReferences": refs});
+            let mut metadata = json!({"uid": claim.uid.text(), "ownerReferences": refs});
             if let Some(rv) = claim.resource_version {
                 metadata["resourceVersion"] = json!(rv.to_string());
             }

@@ -384,7 +384,7 @@ fn kcm_revision(set: &StatefulSetView, name: &str, number: i64, template: Value)
         "apiVersion": "apps/v1", "kind": "ControllerRevision",
         "metadata": {"name": name, "namespace": "ns", "uid": format!("uid-{name}"), "resourceVersion": "3",
             "labels": {"app": "db", REVISION_LABEL: hash},
-            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "db", "uid": set.uid.as_str(), "controller": true}]},
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "db", "uid": set.uid.text(), "controller": true}]},
         "data": {"spec": {"template": recorded}},
         "revision": number,
     });
