@@ -15,9 +15,11 @@ use tidemark_engine::{Object, Resource};
 use tokio::sync::oneshot;
 use tokio::task::{JoinError, JoinHandle};
 
-/// A watch batch shorter than this is decoded on the I/O task: handing it to another thread
-/// costs more than decoding a few objects.
-pub const OFFLOAD_LINES: usize = 16;
+/// A watch batch shorter than this is decoded on the I/O task. Measured on the bench's two
+/// cores shared with the server (PERF.md): handing batches of 16 lines or more to other threads
+/// lost about a tenth of the churn rate kept up with; from 256 on it costs nothing measurable,
+/// and a backlog that large is when decoding on every core pays.
+pub const OFFLOAD_LINES: usize = 256;
 
 /// How many threads decode at once: one per core.
 pub fn decoders() -> usize {
