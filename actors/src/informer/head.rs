@@ -4,6 +4,7 @@
 //! this one is still being split and decoded. A page whose head does not read that way (items
 //! first, or a key the head cannot place) has no head, and the informer waits for the full split.
 
+use super::page::ListMeta;
 use memchr::memmem;
 use serde::Deserialize;
 
@@ -20,18 +21,7 @@ pub struct PageHead {
 
 #[derive(Deserialize)]
 struct Head {
-    metadata: Meta,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Meta {
-    #[serde(default)]
-    resource_version: Option<String>,
-    #[serde(default, rename = "continue")]
-    continue_token: Option<String>,
-    #[serde(default)]
-    shard_info: Option<serde::de::IgnoredAny>,
+    metadata: ListMeta,
 }
 
 /// The head of `body`, when its metadata comes before its items.

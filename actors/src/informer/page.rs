@@ -96,20 +96,21 @@ pub enum PageError {
 #[derive(Deserialize)]
 struct Frame<'a> {
     #[serde(default)]
-    metadata: Meta,
+    metadata: ListMeta,
     #[serde(borrow, default)]
     items: Option<Vec<&'a RawValue>>,
 }
 
+/// A list's `metadata`: what a page's frame and its head read.
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
-struct Meta {
+pub(super) struct ListMeta {
     #[serde(default)]
-    resource_version: Option<String>,
+    pub(super) resource_version: Option<String>,
     #[serde(default, rename = "continue")]
-    continue_token: Option<String>,
+    pub(super) continue_token: Option<String>,
     #[serde(default)]
-    shard_info: Option<serde::de::IgnoredAny>,
+    pub(super) shard_info: Option<serde::de::IgnoredAny>,
 }
 
 /// Splits `body` (read with [`LossyText::new`]) into its items.
