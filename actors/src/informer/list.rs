@@ -33,8 +33,8 @@ struct Pending {
     objects: JoinHandle<Vec<Object>>,
 }
 
-/// The head a page's frame contradicts: a server whose list is not one JSON object it could
-/// not have sent.
+/// Whether a page's frame says what its head said: a list whose metadata differs before and
+/// after its items is not one JSON object a server could have meant.
 fn agrees(head: &PageHead, frame: &PageFrame) -> bool {
     head.continue_token == frame.continue_token
         && head.resource_version == frame.resource_version
@@ -220,5 +220,44 @@ async fn join_error(objects: JoinHandle<Vec<Object>>) -> ListError {
     match objects.await {
         Err(e) => ListError::Decode(e),
         Ok(_) => ListError::DecodeVanished,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn head(token: Option<&str>) -> PageHead {
+        PageHead {
+            resource_version: Some("9".into()),
+            continue_token: token.map(str::to_string),
+            shard_info: false,
+        }
+    }
+
+    fn frame(token: Option<&str>) -> PageFrame {
+        PageFrame {
+            resource_version: Some("9".into()),
+            continue_token: token.map(str::to_string),
+            shard_info: false,
+        }
+    }
+
+    #[test]
+    fn a_frame_agrees_with_the_head_that_said_the_same() {
+        assert!(agrees(&head(Some("c")), &frame(Some("c"))));
+        assert!(agrees(&head(None), &frame(None)));
+    }
+
+    #[test]
+    fn a_frame_with_another_token_version_or_shard_info_contradicts_its_head() {
+        assert!(!agrees(&head(Some("c")), &frame(Some("d"))));
+        assert!(!agrees(&head(None), &frame(Some("c"))));
+        let mut later = frame(None);
+        later.resource_version = Some("10".into());
+        assert!(!agrees(&head(None), &later));
+        let mut sharded = frame(None);
+        sharded.shard_info = true;
+        assert!(!agrees(&head(None), &sharded));
     }
 }

@@ -1,10 +1,9 @@
 //! The metadata of a JSON list page (its resourceVersion and continue token), read from the
-//! page's first bytes: kube-apiserver and the bench server write a list's `metadata` before its
-//! `items`, so the head up to `"items":[` closed with `]}` is a list of nothing with the same
-//! metadata. The items themselves are never parsed.
+//! page's first bytes as they stream past, with the informer's own head reader
+//! ([`read_head`]): the items themselves are never kept or parsed.
 
 use memchr::memmem;
-use serde::Deserialize;
+use tidemark_actors::informer::head::read_head;
 
 const ITEMS_KEY: &[u8] = b"\"items\":[";
 /// A list head longer than this has no items key where a list page has it.
@@ -29,21 +28,8 @@ pub enum HeadError {
     #[error("a list page ended before its items")]
     Ended,
     /// The metadata is not what a list's is.
-    #[error("a list page's metadata: {0}")]
-    Json(#[from] serde_json::Error),
-}
-
-#[derive(Deserialize)]
-struct EmptyList {
-    metadata: Metadata,
-}
-
-#[derive(Deserialize)]
-struct Metadata {
-    #[serde(default, rename = "resourceVersion")]
-    resource_version: String,
-    #[serde(default, rename = "continue")]
-    continue_token: Option<String>,
+    #[error("a list page's metadata does not read as a list's")]
+    Unreadable,
 }
 
 /// Collects a page's first bytes until its items begin. Only the head is copied when the first
@@ -79,15 +65,12 @@ impl HeadReader {
         }
     }
 
-    /// Parses `head` (the page up to its items' opening bracket) as a list of nothing.
+    /// Reads `head` (the page up to its items' opening bracket).
     fn parse(&mut self, head: &[u8]) -> Result<(), HeadError> {
-        let mut empty = Vec::with_capacity(head.len() + 2);
-        empty.extend_from_slice(head);
-        empty.extend_from_slice(b"]}");
-        let list: EmptyList = serde_json::from_slice(&empty)?;
+        let read = read_head(head).ok_or(HeadError::Unreadable)?;
         self.read = Some(ListHead {
-            resource_version: list.metadata.resource_version,
-            continue_token: list.metadata.continue_token.filter(|c| !c.is_empty()),
+            resource_version: read.resource_version.unwrap_or_default(),
+            continue_token: read.continue_token,
         });
         Ok(())
     }
@@ -138,7 +121,7 @@ mod tests {
         ));
         assert!(matches!(
             read(br#"{"metadata":{"resourceVersion":7},"items":[]}"#, 8),
-            Err(HeadError::Json(_))
+            Err(HeadError::Unreadable)
         ));
         let endless = [b' '; HEAD_LIMIT + 10];
         assert!(matches!(read(&endless, 4096), Err(HeadError::TooLong)));
