@@ -97,7 +97,9 @@ async fn two_replicas_split_the_work(server: &ApiServer, io: &tokio::runtime::Ha
     let mut cached = (0, 0);
     for _ in 0..40 {
         cached = (cached_pods(&a).await, cached_pods(&b).await);
-        if cached.0 + cached.1 == total {
+        // A replica that lost ranges keeps their Pods until its relist lands, and the other
+        // has none of them until its own does: wait for both, not only for the sum.
+        if cached.0 + cached.1 == total && cached.0 > 0 && cached.1 > 0 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
