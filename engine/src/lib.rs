@@ -26,6 +26,7 @@ pub mod object;
 pub mod placements;
 pub mod pod_template;
 pub mod proof;
+pub mod proto;
 pub mod queue;
 pub mod ranges;
 pub mod reconcile_error;

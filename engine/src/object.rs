@@ -68,6 +68,28 @@ impl Object {
         }
     }
 
+    /// Decodes one object of `resource` from its protobuf message. Pods only: the other
+    /// resources are listed and watched as JSON (see [`Object::reads_protobuf`]).
+    pub fn decode_protobuf(
+        resource: Resource,
+        bytes: &[u8],
+    ) -> Result<(Object, bool), DecodeError> {
+        match resource {
+            Resource::Pods => {
+                PodView::from_protobuf(bytes).map(|(p, flagged)| (Object::Pod(p), flagged))
+            }
+            other => Err(DecodeError::Malformed(format!(
+                "{other} is not read from protobuf"
+            ))),
+        }
+    }
+
+    /// Whether objects of `resource` can be read from protobuf: the Pods, which are most of a
+    /// cluster's objects and events.
+    pub fn reads_protobuf(resource: Resource) -> bool {
+        resource == Resource::Pods
+    }
+
     /// The resource this object belongs to.
     pub fn resource(&self) -> Resource {
         match self {

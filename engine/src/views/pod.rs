@@ -393,9 +393,38 @@ struct MetaWire {
     owner_references: Option<Vec<MapOnly<OwnerRefWire>>>,
     finalizers: Option<Vec<String>>,
     annotations: Option<BTreeMap<String, String>>,
-    creation_timestamp: Option<String>,
-    deletion_timestamp: Option<String>,
+    creation_timestamp: Option<Stamp>,
+    deletion_timestamp: Option<Stamp>,
     generation: Option<i64>,
+}
+
+/// A timestamp as the wire carries it: RFC 3339 text in JSON, seconds in protobuf.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Stamp {
+    Text(String),
+    Unix(i64),
+}
+
+impl Stamp {
+    fn unix(&self) -> Option<i64> {
+        match self {
+            Stamp::Text(text) => parse_rfc3339(text),
+            Stamp::Unix(seconds) => Some(*seconds),
+        }
+    }
+
+    fn text(&self) -> String {
+        match self {
+            Stamp::Text(text) => text.clone(),
+            Stamp::Unix(seconds) => crate::time::format_rfc3339(*seconds),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Stamp {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(Stamp::Text)
+    }
 }
 
 #[derive(Deserialize)]
@@ -419,13 +448,21 @@ struct ConditionWire {
     #[serde(rename = "type")]
     type_: String,
     status: String,
-    last_transition_time: Option<String>,
+    last_transition_time: Option<Stamp>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct ContainerStatusWire {
     restart_count: Option<i32>,
+    /// Read from protobuf only (JSON reads a failed Pod through the checked path): what a
+    /// failed Pod's checked read needs.
+    #[serde(skip)]
+    name: Option<String>,
+    #[serde(skip)]
+    exit_code: Option<i32>,
+    #[serde(skip)]
+    finished_at: Option<Stamp>,
 }
 
 #[derive(Deserialize, Default)]
@@ -434,6 +471,9 @@ struct PodStatusWire {
     phase: Option<String>,
     conditions: Option<Vec<MapOnly<ConditionWire>>>,
     container_statuses: Option<Vec<MapOnly<ContainerStatusWire>>>,
+    /// Read from protobuf only, as the extra fields of [`ContainerStatusWire`].
+    #[serde(skip)]
+    init_container_statuses: Option<Vec<MapOnly<ContainerStatusWire>>>,
 }
 
 /// The JSON shape of a well-formed Pod, as far as [`PodView`] needs it.
@@ -453,9 +493,9 @@ impl PodWire {
     fn into_view(self) -> Option<PodView> {
         let meta = self.metadata?.0;
         let (name, uid, rv) = (meta.name?, meta.uid?, meta.resource_version?);
-        let time = |t: &Option<String>| match t {
+        let time = |t: &Option<Stamp>| match t {
             None => Some(None),
-            Some(t) => parse_rfc3339(t).map(Some),
+            Some(t) => t.unix().map(Some),
         };
         let created = time(&meta.creation_timestamp)?.unwrap_or(0);
         if meta.generation.is_some_and(|g| g < 0) {
@@ -529,8 +569,8 @@ impl PodWire {
             phase,
             ready: ready_condition.is_some_and(|c| c.status == "True"),
             ready_since: ready_condition
-                .and_then(|c| c.last_transition_time.as_deref())
-                .and_then(parse_rfc3339),
+                .and_then(|c| c.last_transition_time.as_ref())
+                .and_then(Stamp::unix),
             restarts,
             created,
             terminating,
@@ -553,3 +593,6 @@ impl PodWire {
 #[cfg(test)]
 #[path = "pod_tests.rs"]
 mod tests;
+
+#[path = "pod_proto.rs"]
+mod proto;
