@@ -182,6 +182,24 @@ fn decode(c: &mut Criterion) {
     group.finish();
 }
 
+/// The bench's realistic Pod (managedFields, env, volumes: 4 to 7 KB of JSON) read from JSON
+/// and from the same Pod in protobuf, as the informer reads each.
+fn decode_wire_formats(c: &mut Criterion) {
+    let templates = tidemark_loadgen::bench::pods::PodTemplates::new(100);
+    let json = templates.render(3, 4_711, 2);
+    let value: serde_json::Value =
+        serde_json::from_slice(&json).unwrap_or_else(|e| panic!("fixture: {e}"));
+    let proto =
+        tidemark_loadgen::protobuf::encode_pod(&value).unwrap_or_else(|e| panic!("fixture: {e}"));
+    let mut group = c.benchmark_group("decode_pod_wire");
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("json", |b| b.iter(|| PodView::decode(black_box(&json))));
+    group.bench_function("protobuf", |b| {
+        b.iter(|| PodView::from_protobuf(black_box(&proto)))
+    });
+    group.finish();
+}
+
 fn shard_apply(c: &mut Criterion) {
     const EVENTS: usize = 10_000;
     let owners = 100;
@@ -375,6 +393,7 @@ criterion_group!(
     rv_compare,
     route,
     decode,
+    decode_wire_formats,
     shard_apply,
     shard_apply_both_cores,
     gate_check,

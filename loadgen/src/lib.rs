@@ -88,6 +88,7 @@ pub mod logs;
 pub mod meta;
 pub mod oracle;
 pub mod progress;
+pub mod protobuf;
 pub mod rbac;
 pub mod resource;
 pub mod scenario;

@@ -1,0 +1,312 @@
+//! Kubernetes protobuf as the simulated API servers write it: a Pod's JSON written as its
+//! `k8s.io.api.core.v1.Pod` message field by field from [`schema`], the `k8s\0` +
+//! `runtime.Unknown` envelope, lists and length-delimited watch frames. Written apart from the
+//! manager's reader (which lives in the engine) so each checks the other; the tests check both
+//! against k8s-pb, kube-rs's types generated from Kubernetes' own `.proto` files.
+//!
+//! A Pod with a field the schema has no number for, or a field of the wrong JSON type, is not
+//! written (an error names the field): an API server never holds such a Pod, and the
+//! simulated one then answers in JSON, as a real one does for what it cannot write in protobuf.
+
+pub mod schema;
+
+use schema::{Field, Kind};
+use serde_json::{Map, Value};
+
+/// The media type.
+pub const MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf";
+/// The media type of a watch.
+pub const WATCH_MEDIA_TYPE: &str = "application/vnd.kubernetes.protobuf;stream=watch";
+const MAGIC: &[u8; 4] = b"k8s\0";
+
+/// Why a JSON object could not be written as protobuf.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EncodeError {
+    /// A field without a protobuf number in the schema.
+    #[error("{0}: no protobuf field number for it")]
+    UnknownField(String),
+    /// A value of the wrong JSON type.
+    #[error("{path}: expected {expected}")]
+    WrongType {
+        /// Where.
+        path: String,
+        /// What the schema wants.
+        expected: &'static str,
+    },
+}
+
+#[derive(Default)]
+struct Writer(Vec<u8>);
+
+impl Writer {
+    fn varint(&mut self, mut v: u64) {
+        while v >= 0x80 {
+            self.0.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        self.0.push(v as u8);
+    }
+    fn int(&mut self, tag: u32, v: i64) {
+        self.varint(u64::from(tag) << 3);
+        self.varint(v as u64);
+    }
+    fn bytes(&mut self, tag: u32, b: &[u8]) {
+        self.varint((u64::from(tag) << 3) | 2);
+        self.varint(b.len() as u64);
+        self.0.extend_from_slice(b);
+    }
+}
+
+fn wrong(path: &str, expected: &'static str) -> EncodeError {
+    EncodeError::WrongType {
+        path: path.to_string(),
+        expected,
+    }
+}
+
+fn knows(schema: &[Field], key: &str) -> bool {
+    schema.iter().any(|(name, _, kind)| match kind {
+        Kind::Inline(inner) => knows(inner, key),
+        _ => *name == key,
+    })
+}
+
+fn message(
+    object: &Map<String, Value>,
+    schema: &[Field],
+    path: &str,
+) -> Result<Vec<u8>, EncodeError> {
+    if let Some(key) = object.keys().find(|k| !knows(schema, k)) {
+        return Err(EncodeError::UnknownField(format!("{path}.{key}")));
+    }
+    let mut w = Writer::default();
+    fields(object, schema, path, &mut w)?;
+    Ok(w.0)
+}
+
+fn fields(
+    object: &Map<String, Value>,
+    schema: &[Field],
+    path: &str,
+    w: &mut Writer,
+) -> Result<(), EncodeError> {
+    for (name, tag, kind) in schema {
+        if let Kind::Inline(inner) = kind {
+            if inner
+                .iter()
+                .any(|(n, ..)| object.get(*n).is_some_and(|v| !v.is_null()))
+            {
+                let mut nested = Writer::default();
+                fields(object, inner, path, &mut nested)?;
+                w.bytes(*tag, &nested.0);
+            }
+            continue;
+        }
+        match object.get(*name) {
+            None | Some(Value::Null) => {}
+            Some(value) => field(value, *tag, *kind, &format!("{path}.{name}"), w)?,
+        }
+    }
+    Ok(())
+}
+
+fn time(value: &Value, path: &str) -> Result<Vec<u8>, EncodeError> {
+    let stamp: jiff::Timestamp = value
+        .as_str()
+        .and_then(|t| t.parse().ok())
+        .ok_or_else(|| wrong(path, "an RFC 3339 time"))?;
+    let mut w = Writer::default();
+    w.int(1, stamp.as_second());
+    w.int(2, i64::from(stamp.subsec_nanosecond()));
+    Ok(w.0)
+}
+
+fn map_entries(
+    value: &Value,
+    tag: u32,
+    path: &str,
+    w: &mut Writer,
+    quantity: bool,
+) -> Result<(), EncodeError> {
+    let map = value.as_object().ok_or_else(|| wrong(path, "an object"))?;
+    for (key, v) in map {
+        let text = v.as_str().ok_or_else(|| wrong(path, "string values"))?;
+        let mut entry = Writer::default();
+        entry.bytes(1, key.as_bytes());
+        if quantity {
+            let mut q = Writer::default();
+            q.bytes(1, text.as_bytes());
+            entry.bytes(2, &q.0);
+        } else {
+            entry.bytes(2, text.as_bytes());
+        }
+        w.bytes(tag, &entry.0);
+    }
+    Ok(())
+}
+
+fn field(
+    value: &Value,
+    tag: u32,
+    kind: Kind,
+    path: &str,
+    w: &mut Writer,
+) -> Result<(), EncodeError> {
+    match kind {
+        Kind::Str => w.bytes(
+            tag,
+            value
+                .as_str()
+                .ok_or_else(|| wrong(path, "a string"))?
+                .as_bytes(),
+        ),
+        Kind::Int => w.int(
+            tag,
+            value.as_i64().ok_or_else(|| wrong(path, "an integer"))?,
+        ),
+        Kind::Bool => w.int(
+            tag,
+            i64::from(value.as_bool().ok_or_else(|| wrong(path, "a bool"))?),
+        ),
+        Kind::Time => w.bytes(tag, &time(value, path)?),
+        Kind::Strings => {
+            for item in value.as_array().ok_or_else(|| wrong(path, "an array"))? {
+                w.bytes(
+                    tag,
+                    item.as_str()
+                        .ok_or_else(|| wrong(path, "strings"))?
+                        .as_bytes(),
+                );
+            }
+        }
+        Kind::StrMap => map_entries(value, tag, path, w, false)?,
+        Kind::QuantityMap => map_entries(value, tag, path, w, true)?,
+        Kind::RawJson => {
+            // FieldsV1's Raw: the JSON object's bytes, as the API server keeps them.
+            let raw = serde_json::to_vec(value).map_err(|_| wrong(path, "JSON"))?;
+            let mut fields_v1 = Writer::default();
+            fields_v1.bytes(1, &raw);
+            w.bytes(tag, &fields_v1.0);
+        }
+        Kind::Msg(schema) => {
+            let object = value.as_object().ok_or_else(|| wrong(path, "an object"))?;
+            w.bytes(tag, &message(object, schema, path)?);
+        }
+        Kind::Msgs(schema) => {
+            for (i, item) in value
+                .as_array()
+                .ok_or_else(|| wrong(path, "an array"))?
+                .iter()
+                .enumerate()
+            {
+                let path = format!("{path}[{i}]");
+                let object = item.as_object().ok_or_else(|| wrong(&path, "an object"))?;
+                w.bytes(tag, &message(object, schema, &path)?);
+            }
+        }
+        Kind::Inline(_) => {}
+    }
+    Ok(())
+}
+
+/// A Pod's message (without envelope: as a list item), from its JSON.
+pub fn encode_pod(pod: &Value) -> Result<Vec<u8>, EncodeError> {
+    let mut object = pod
+        .as_object()
+        .ok_or_else(|| wrong("", "an object"))?
+        .clone();
+    object.remove("apiVersion");
+    object.remove("kind");
+    message(&object, schema::POD, "")
+}
+
+/// `k8s\0` and a `runtime.Unknown` of `api_version`/`kind` around `raw`.
+pub fn wrap(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
+    let mut type_meta = Writer::default();
+    type_meta.bytes(1, api_version.as_bytes());
+    type_meta.bytes(2, kind.as_bytes());
+    let mut unknown = Writer::default();
+    unknown.bytes(1, &type_meta.0);
+    unknown.bytes(2, raw);
+    unknown.bytes(3, b"");
+    unknown.bytes(4, b"");
+    let mut out = MAGIC.to_vec();
+    out.extend_from_slice(&unknown.0);
+    out
+}
+
+/// A list (`PodList`): its ListMeta and the items' messages.
+pub fn list(resource_version: &str, continue_token: Option<&str>, items: &[&[u8]]) -> Vec<u8> {
+    let mut meta = Writer::default();
+    meta.bytes(1, b"");
+    meta.bytes(2, resource_version.as_bytes());
+    meta.bytes(3, continue_token.unwrap_or("").as_bytes());
+    let mut list = Writer(Vec::with_capacity(
+        items.iter().map(|i| i.len() + 4).sum::<usize>() + 64,
+    ));
+    list.bytes(1, &meta.0);
+    for item in items {
+        list.bytes(2, item);
+    }
+    list.0
+}
+
+/// One watch frame: the 4-byte length, then a `WatchEvent` of `kind` around `object` (an
+/// object as [`wrap`] writes it).
+pub fn watch_frame(kind: &str, object: &[u8]) -> Vec<u8> {
+    let mut extension = Writer::default();
+    extension.bytes(1, object);
+    let mut event = Writer::default();
+    event.bytes(1, kind.as_bytes());
+    event.bytes(2, &extension.0);
+    let mut out = (event.0.len() as u32).to_be_bytes().to_vec();
+    out.extend_from_slice(&event.0);
+    out
+}
+
+/// A Pod carrying only a resourceVersion: what a protobuf BOOKMARK carries.
+pub fn bookmark_pod(resource_version: &str) -> Vec<u8> {
+    let mut meta = Writer::default();
+    meta.bytes(6, resource_version.as_bytes());
+    let mut pod = Writer::default();
+    pod.bytes(1, &meta.0);
+    wrap("v1", "Pod", &pod.0)
+}
+
+/// A `metav1.Status` wrapped as an object.
+pub fn status(code: u16, reason: &str, message: &str) -> Vec<u8> {
+    let mut w = Writer::default();
+    w.bytes(1, b"");
+    w.bytes(2, b"Failure");
+    w.bytes(3, message.as_bytes());
+    w.bytes(4, reason.as_bytes());
+    w.int(6, i64::from(code));
+    wrap("v1", "Status", &w.0)
+}
+
+/// Whether an `Accept` header asks for protobuf before JSON (KCM sends
+/// `application/vnd.kubernetes.protobuf, application/json`).
+pub fn prefers_protobuf(accept: Option<&str>) -> bool {
+    accept.is_some_and(|accept| {
+        accept
+            .split(',')
+            .next()
+            .is_some_and(|first| first.trim().starts_with(MEDIA_TYPE))
+    })
+}
+
+/// Whether an `Accept` header takes JSON at all (a client asking for protobuf only gets 406
+/// for what cannot be written in protobuf).
+pub fn accepts_json(accept: Option<&str>) -> bool {
+    accept.is_none_or(|accept| {
+        accept.split(',').any(|t| {
+            let t = t.trim();
+            t.starts_with("application/json")
+                || t.starts_with("*/*")
+                || t.starts_with("application/*")
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests;
