@@ -427,6 +427,7 @@ impl Manager {
                 probes,
             )
             .with_consistent_relists(config.consistent_relists)
+            .with_protobuf(config.protobuf)
             .with_server(&config.api_server)
             .with_rate_limit(informer_limiter.clone())
             .with_server_revision(server_revision.clone())

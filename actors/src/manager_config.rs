@@ -42,6 +42,9 @@ pub struct ManagerConfig {
     /// Relists ask `resourceVersionMatch=NotOlderThan` the informer's watermark and refuse an
     /// older list (on by default). Off only to show the cache moving back in time.
     pub consistent_relists: bool,
+    /// Pods are listed and watched in protobuf (`--kube-api-content-type`, upstream's default),
+    /// falling back to JSON when the server answers in JSON; everything else is read as JSON.
+    pub protobuf: bool,
     /// Leader election (`--leader-elect`); `None` runs as the only manager.
     pub leader_election: Option<LeaderElectionConfig>,
     /// Scale-out (`--scale-out`, needs leader election): the namespaces are split into ranges,
@@ -84,6 +87,7 @@ impl Default for ManagerConfig {
             qps: 20.0,
             burst: 30,
             consistent_relists: true,
+            protobuf: true,
             leader_election: None,
             scale_out: false,
             scale_out_namespace: "tidemark-ranges".into(),

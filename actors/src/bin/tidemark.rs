@@ -56,6 +56,7 @@ fn run(args: RunArgs) -> anyhow::Result<std::process::ExitCode> {
         mode: args.consistency_mode,
         qps: args.kube_api_qps,
         burst: args.kube_api_burst,
+        protobuf: args.kube_api_content_type == tidemark_actors::cli::PROTOBUF,
         node_monitor_grace_period: args.node_monitor_grace_period,
         node_selector: std::sync::Arc::new(args.node_selector.clone()),
         node_evictions: std::sync::Arc::new(Evictions::new(EvictionRates {

@@ -21,4 +21,4 @@ pub use go_duration::{GoDuration, GoDurationError, parse_duration_or_seconds, pa
 pub use logging::{LogFormat, filter_for_verbosity, init_logs};
 pub use not_run_flags::NotRunFlags;
 pub use run_args::RunArgs;
-pub use upstream_values::{UpstreamValueError, parse_content_type, parse_resource_lock};
+pub use upstream_values::{PROTOBUF, UpstreamValueError, parse_content_type, parse_resource_lock};

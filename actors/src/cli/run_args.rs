@@ -52,9 +52,10 @@ pub struct RunArgs {
     /// Client-side burst to the API server.
     #[arg(long, default_value_t = 30)]
     pub kube_api_burst: u32,
-    /// Content type to the API server. application/vnd.kubernetes.protobuf (upstream's default) is
-    /// accepted with a warning and JSON is used for now.
-    #[arg(long, default_value = "application/json", value_parser = parse_content_type)]
+    /// Content type asked of the API server: application/vnd.kubernetes.protobuf (upstream's
+    /// default) reads Pods in protobuf, with JSON for every other resource and whenever the
+    /// server answers in JSON; application/json reads everything as JSON.
+    #[arg(long, default_value = PROTOBUF, value_parser = parse_content_type)]
     pub kube_api_content_type: String,
     /// Stop after this long: a Go duration (`90s`, `5m`) or whole seconds (default: run until
     /// SIGTERM or Ctrl-C; 60s with --embedded).
@@ -246,11 +247,6 @@ impl RunArgs {
     /// accepted whose upstream meaning does not hold here.
     pub fn warnings(&self) -> Vec<String> {
         let mut warnings = Vec::new();
-        if self.kube_api_content_type == PROTOBUF {
-            warnings.push(format!(
-                "--kube-api-content-type={PROTOBUF}: Tidemark speaks JSON to the API server for now"
-            ));
-        }
         if self.use_service_account_credentials {
             warnings.push(
                 "--use-service-account-credentials: every controller uses the --kubeconfig identity"

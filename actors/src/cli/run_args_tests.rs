@@ -44,7 +44,10 @@ fn with_no_flag_the_defaults_are_tidemarks_and_upstreams() {
         args.authorization_always_allow_paths,
         ["/healthz", "/readyz", "/livez"]
     );
-    assert_eq!(args.kube_api_content_type, "application/json");
+    assert_eq!(
+        args.kube_api_content_type,
+        "application/vnd.kubernetes.protobuf"
+    );
     assert_eq!(args.kube_api_qps, 20.0);
     assert_eq!(args.kube_api_burst, 30);
     assert_eq!(
@@ -192,21 +195,18 @@ fn the_upstream_logging_format_flag_and_its_old_alias_both_work() {
 }
 
 #[test]
-fn protobuf_is_accepted_with_a_warning_that_json_is_used() {
-    let args = parse(&["--kube-api-content-type=application/vnd.kubernetes.protobuf"]);
-    assert!(
-        args.warnings()
-            .iter()
-            .any(|w| w.contains("speaks JSON to the API server")),
-        "{:?}",
-        args.warnings()
-    );
+fn protobuf_and_json_are_both_taken_without_a_warning() {
+    for content_type in ["application/vnd.kubernetes.protobuf", "application/json"] {
+        let args = parse(&[&format!("--kube-api-content-type={content_type}")]);
+        assert_eq!(args.kube_api_content_type, content_type);
+        assert!(args.warnings().is_empty(), "{:?}", args.warnings());
+    }
 }
 
 #[test]
 fn another_content_type_is_refused_saying_which_are_spoken() {
     let message = refusal(&["--kube-api-content-type=application/yaml"]);
-    assert!(message.contains("give application/json"), "{message}");
+    assert!(message.contains("or application/json"), "{message}");
 }
 
 #[test]
@@ -275,7 +275,7 @@ fn help_documents_the_meaning_flags_have_here() {
         "not used for authentication here",
         "Tidemark does not run",
         "6 and up trace from everything",
-        "JSON is used for now",
+        "reads Pods in protobuf",
     ] {
         assert!(help.contains(phrase), "{phrase:?} missing from --help");
     }

@@ -14,9 +14,7 @@ pub const LEASES: &str = "leases";
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UpstreamValueError {
     /// Neither JSON nor protobuf.
-    #[error(
-        "content type {0:?} is not one the API server speaks: give {JSON} (or {PROTOBUF}, which Tidemark accepts and replaces with JSON for now)"
-    )]
+    #[error("content type {0:?} is not one the API server speaks: give {PROTOBUF} or {JSON}")]
     ContentType(String),
     /// A lock other than a Lease.
     #[error(
@@ -51,7 +49,7 @@ mod tests {
         assert_eq!(parse_content_type(JSON), Ok(JSON.to_string()));
         assert_eq!(parse_content_type(PROTOBUF), Ok(PROTOBUF.to_string()));
         let err = parse_content_type("application/yaml").expect_err("yaml");
-        assert!(err.to_string().contains("give application/json"), "{err}");
+        assert!(err.to_string().contains("or application/json"), "{err}");
     }
 
     #[test]

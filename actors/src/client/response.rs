@@ -78,6 +78,15 @@ pub fn status_error(code: u16, body: &[u8]) -> ResponseError {
         #[serde(default)]
         message: String,
     }
+    if let Ok(status) = tidemark_engine::proto::Unknown::read(body)
+        .and_then(|unknown| tidemark_engine::proto::Status::read(unknown.raw))
+    {
+        return ResponseError::Status {
+            code,
+            reason: status.reason,
+            message: status.message,
+        };
+    }
     match serde_json::from_slice::<StatusBody>(body) {
         Ok(s) if s.kind == "Status" => ResponseError::Status {
             code,

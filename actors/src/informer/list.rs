@@ -4,7 +4,7 @@
 //! decoded on other threads ([`offload`](super::offload)); objects are routed in page order.
 
 use super::head::{PageHead, read_head};
-use super::offload::{PageDecode, PageFrame, decode_page, decoders};
+use super::offload::{PageDecode, PageFrame, decode_page, decode_protobuf_page, decoders};
 use super::{Informer, ListError, PAGE_SIZE, version_of};
 use crate::client::response::fetch;
 use crate::paths::{collection, with_shard_selector};
@@ -45,7 +45,7 @@ impl Informer {
     /// One page of the list, rate limited, its body read in full within the client's deadline.
     async fn page(&self, params: &ListParams) -> Result<bytes::Bytes, ListError> {
         let request = Request::new(collection(self.resource, None)).list(params)?;
-        let request = with_shard_selector(request, self.selector());
+        let request = self.accepting(with_shard_selector(request, self.selector()));
         self.limiter.acquire().await;
         Ok(fetch(&self.client, request, self.limits.list_page).await?)
     }
@@ -87,9 +87,20 @@ impl Informer {
                 ..ListParams::default()
             };
             let body = self.page(&params).await?;
-            let head = read_head(&body);
-            let PageDecode { frame, objects } =
-                decode_page(self.resource, self.state.clone(), body);
+            // The server answers in protobuf when asked and able, in JSON otherwise: the body
+            // says which (every protobuf object starts with `k8s\0`).
+            let (head, PageDecode { frame, objects }) =
+                if body.starts_with(tidemark_engine::proto::envelope::MAGIC) {
+                    (
+                        None,
+                        decode_protobuf_page(self.resource, self.state.clone(), body),
+                    )
+                } else {
+                    (
+                        read_head(&body),
+                        decode_page(self.resource, self.state.clone(), body),
+                    )
+                };
             let (next, list_version, shard_info, frame) = match head {
                 Some(ref head) => (
                     head.continue_token.clone(),

@@ -14,6 +14,8 @@
 pub mod backoff;
 mod decode;
 pub mod event;
+pub mod event_proto;
+pub mod frames;
 pub mod head;
 pub mod lines;
 mod list;
@@ -100,6 +102,8 @@ pub struct InformerState {
     pub probes: AtomicU64,
     /// Bytes of watch lines read (events and bookmarks).
     pub watch_bytes: AtomicU64,
+    /// Objects and watch events read from protobuf (the rest were JSON).
+    pub protobuf_reads: AtomicU64,
     /// Under scale-out: the server ignored the `shardSelector` (no `shardInfo` in its list), so
     /// this informer filters by range on its own side, having received every object.
     pub selector_fallback: AtomicBool,
@@ -188,6 +192,8 @@ pub struct Informer {
     ranges: Option<watch::Receiver<HeldRanges>>,
     /// The ranges the current list and watch are for.
     held: Option<HeldRanges>,
+    /// Ask for protobuf before JSON (`--kube-api-content-type`), for a resource read from it.
+    protobuf: bool,
 }
 
 fn version_of(text: Option<&str>) -> Option<ResourceVersion> {
@@ -221,6 +227,7 @@ impl Informer {
             epoch: 0,
             ranges: None,
             held: None,
+            protobuf: false,
         }
     }
 
@@ -278,6 +285,28 @@ impl Informer {
     pub fn with_ranges(mut self, ranges: watch::Receiver<HeldRanges>) -> Self {
         self.ranges = Some(ranges);
         self
+    }
+
+    /// Asks the API server for protobuf before JSON, as kube-controller-manager does, when
+    /// `on` and this resource is read from protobuf ([`Object::reads_protobuf`]).
+    pub fn with_protobuf(mut self, on: bool) -> Self {
+        self.protobuf = on && Object::reads_protobuf(self.resource);
+        self
+    }
+
+    /// `request` with the `Accept` header of this informer's wire format. A list with a
+    /// `shardSelector` asks for JSON: whether the server honoured it is read from the list's
+    /// `metadata.shardInfo`, which the protobuf `ListMeta` this client reads does not carry.
+    fn accepting(&self, mut request: http::Request<Vec<u8>>) -> http::Request<Vec<u8>> {
+        let accept = if self.protobuf && self.selector().is_none() {
+            "application/vnd.kubernetes.protobuf, application/json"
+        } else {
+            "application/json"
+        };
+        request
+            .headers_mut()
+            .insert(http::header::ACCEPT, http::HeaderValue::from_static(accept));
+        request
     }
 
     /// Whether `object` belongs to this replica (always, without scale-out).

@@ -6,11 +6,13 @@
 use super::InformerState;
 use super::decode::{decode, describe};
 use super::event::{LineFault, WatchLine, read_line};
+use super::event_proto::{describe as describe_protobuf, read_frame};
 use super::page::{Item, LossyText, PageError, split};
 use bytes::Bytes;
 use serde_json::value::RawValue;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use tidemark_engine::proto::{List, Unknown};
 use tidemark_engine::{Object, Resource};
 use tokio::sync::oneshot;
 use tokio::task::{JoinError, JoinHandle};
@@ -70,12 +72,55 @@ pub fn decode_page(resource: Resource, state: Arc<InformerState>, body: Bytes) -
     PageDecode { frame, objects }
 }
 
-/// Decodes a watch batch of `resource`, line by line, in order: on the blocking pool in one
-/// slice per core when it is large, on the calling task otherwise.
+/// Starts decoding a protobuf list page (`k8s\0`, a `runtime.Unknown` around a `*List`) of
+/// `resource` on the blocking pool; as [`decode_page`] for JSON.
+pub fn decode_protobuf_page(
+    resource: Resource,
+    state: Arc<InformerState>,
+    body: Bytes,
+) -> PageDecode {
+    let (frame_tx, frame) = oneshot::channel();
+    let objects = tokio::task::spawn_blocking(move || {
+        let list = match Unknown::read(&body).and_then(|unknown| List::read(unknown.raw)) {
+            Ok(list) => list,
+            Err(e) => {
+                let _ = frame_tx.send(Err(PageError::from(e)));
+                return Vec::new();
+            }
+        };
+        let _ = frame_tx.send(Ok(PageFrame {
+            resource_version: list.resource_version.map(str::to_string),
+            continue_token: list.continue_token.map(str::to_string),
+            shard_info: false,
+        }));
+        state
+            .protobuf_reads
+            .fetch_add(list.items.len() as u64, Ordering::Relaxed);
+        list.items
+            .iter()
+            .filter_map(|item| match Object::decode_protobuf(resource, item) {
+                Ok((object, flagged)) => Some(note_flagged(resource, &state, object, flagged)),
+                Err(e) => {
+                    state.malformed.fetch_add(1, Ordering::Relaxed);
+                    tracing::error!(resource = %resource, object = %describe_protobuf(item), error = %e, "object cannot be decoded");
+                    None
+                }
+            })
+            .collect()
+    });
+    PageDecode { frame, objects }
+}
+
+/// Decodes a watch batch of `resource` (JSON lines, or protobuf frames when `protobuf`), one
+/// event at a time, in order: on the blocking pool in one slice per core when it is large, on
+/// the calling task otherwise.
 pub async fn read_lines(
     resource: Resource,
+    protobuf: bool,
     lines: Vec<Bytes>,
 ) -> Result<Vec<Result<WatchLine, LineFault>>, JoinError> {
+    let read_line: fn(Resource, &[u8]) -> Result<WatchLine, LineFault> =
+        if protobuf { read_frame } else { read_line };
     if lines.len() < OFFLOAD_LINES {
         return Ok(lines.iter().map(|line| read_line(resource, line)).collect());
     }
@@ -104,6 +149,20 @@ pub async fn read_lines(
     Ok(read)
 }
 
+/// Counts and logs an object read leniently (a field of the wrong type, or marked malformed).
+fn note_flagged(
+    resource: Resource,
+    state: &InformerState,
+    object: Object,
+    flagged: bool,
+) -> Object {
+    if flagged {
+        state.lenient.fetch_add(1, Ordering::Relaxed);
+        tracing::warn!(resource = %resource, key = %object.key(), "object read leniently: a field has the wrong type");
+    }
+    object
+}
+
 fn decode_item(resource: Resource, state: &InformerState, item: &Item<'_>) -> Option<Object> {
     match item {
         Item::Json(raw) => decode_or_report(resource, state, raw),
@@ -118,13 +177,7 @@ fn decode_item(resource: Resource, state: &InformerState, item: &Item<'_>) -> Op
 
 fn decode_or_report(resource: Resource, state: &InformerState, raw: &RawValue) -> Option<Object> {
     match decode(resource, raw) {
-        Ok((object, lenient)) => {
-            if lenient {
-                state.lenient.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!(resource = %resource, key = %object.key(), "object read leniently: a field has the wrong type");
-            }
-            Some(object)
-        }
+        Ok((object, lenient)) => Some(note_flagged(resource, state, object, lenient)),
         Err(e) => {
             state.malformed.fetch_add(1, Ordering::Relaxed);
             tracing::error!(resource = %resource, object = %describe(raw.get()), error = %e, "object cannot be decoded");
@@ -185,7 +238,9 @@ mod tests {
         let lines: Vec<Bytes> = (0..1000)
             .map(|i| Bytes::from(format!(r#"{{"type":"MODIFIED","object":{}}}"#, pod(i))))
             .collect();
-        let read = read_lines(Resource::Pods, lines).await.expect("joins");
+        let read = read_lines(Resource::Pods, false, lines)
+            .await
+            .expect("joins");
         let versions: Vec<u64> = read
             .iter()
             .map(|line| match line {
@@ -205,7 +260,9 @@ mod tests {
             Bytes::from_static(b"garbage"),
             Bytes::from(format!(r#"{{"type":"DELETED","object":{}}}"#, pod(1))),
         ];
-        let read = read_lines(Resource::Pods, lines).await.expect("joins");
+        let read = read_lines(Resource::Pods, false, lines)
+            .await
+            .expect("joins");
         assert!(matches!(read[0], Ok(WatchLine::Applied(..))));
         assert!(matches!(read[1], Err(LineFault::Malformed { .. })));
         assert!(matches!(read[2], Ok(WatchLine::Deleted(..))));

@@ -91,6 +91,9 @@ pub enum PageError {
     /// Bytes outside the items are not UTF-8.
     #[error("the list page's metadata is not valid UTF-8")]
     InvalidUtf8,
+    /// A protobuf page is not a list.
+    #[error("the protobuf list page does not decode: {0}")]
+    Protobuf(#[from] tidemark_engine::proto::ProtoError),
 }
 
 #[derive(Deserialize)]

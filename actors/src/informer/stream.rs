@@ -2,6 +2,7 @@
 //! cap and the idle timeout, each batch routed to the shards with its progress marker.
 
 use super::event::{LineFault, WatchLine};
+use super::frames::{FrameReader, WatchReader};
 use super::lines::{LineError, LineReader};
 use super::offload::read_lines;
 use super::{
@@ -24,7 +25,7 @@ impl Informer {
     pub(super) async fn open_watch(
         &self,
         from: &str,
-    ) -> Result<LineReader<kube::client::Body>, WatchEnd> {
+    ) -> Result<WatchReader<kube::client::Body>, WatchEnd> {
         let params = WatchParams {
             bookmarks: true,
             timeout: Some(WATCH_TIMEOUT_SECS),
@@ -33,7 +34,7 @@ impl Informer {
         let request = Request::new(collection(self.resource, None))
             .watch(&params, from)
             .map_err(|e| WatchEnd::Failed(format!("building the watch request: {e}")))?;
-        let request = with_shard_selector(request, self.selector());
+        let request = self.accepting(with_shard_selector(request, self.selector()));
         self.limiter.acquire().await;
         let response = self
             .client
@@ -42,10 +43,18 @@ impl Informer {
             .map_err(|e| WatchEnd::Failed(crate::errors::describe(&e)))?;
         let status = response.status();
         if status.is_success() {
-            return Ok(LineReader::new(
-                response.into_body(),
-                self.limits.watch_line,
-            ));
+            let protobuf = response
+                .headers()
+                .get(http::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|t| t.starts_with(tidemark_engine::proto::MEDIA_TYPE));
+            let body = response.into_body();
+            let limit = self.limits.watch_line;
+            return Ok(if protobuf {
+                WatchReader::Frames(FrameReader::new(body, limit))
+            } else {
+                WatchReader::Lines(LineReader::new(body, limit))
+            });
         }
         if status.as_u16() == 410 {
             return Err(WatchEnd::relist("410 Gone"));
@@ -156,7 +165,12 @@ impl Informer {
             self.state
                 .watch_bytes
                 .fetch_add(bytes as u64, Ordering::Relaxed);
-            let read = match read_lines(self.resource, batch).await {
+            if lines.is_protobuf() {
+                self.state
+                    .protobuf_reads
+                    .fetch_add(batch.len() as u64, Ordering::Relaxed);
+            }
+            let read = match read_lines(self.resource, lines.is_protobuf(), batch).await {
                 Ok(read) => read,
                 Err(e) => return WatchEnd::Failed(format!("decoding a watch batch failed: {e}")),
             };

@@ -15,6 +15,7 @@ mod lost_responses;
 mod nodelifecycle_e2e;
 mod observability;
 mod output;
+mod protobuf_e2e;
 mod replicaset_e2e;
 mod scale_out_e2e;
 mod secure_serving;

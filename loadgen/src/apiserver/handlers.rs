@@ -16,6 +16,7 @@ use crate::apiserver::openapi;
 use crate::apiserver::options::{
     Query, dry_run, field_validation, parse_delete_options, parse_json, warn,
 };
+use crate::apiserver::protobuf_responses::{self, ProtobufPods};
 use crate::apiserver::response::{error_response, json_response, value_response};
 use crate::apiserver::routes::{self, Route};
 use crate::apiserver::status::ApiError;
@@ -45,6 +46,8 @@ pub struct App {
     pub watch: WatchContext,
     /// Authentication, RBAC and the request log.
     pub door: Arc<crate::apiserver::door::Door>,
+    /// Whether Pods are still answered in protobuf to clients that ask for it.
+    pub protobuf_pods: ProtobufPods,
 }
 
 fn user_agent(headers: &HeaderMap) -> Option<String> {
@@ -181,7 +184,19 @@ async fn dispatch(app: &App, req: Request) -> Result<Response, ApiError> {
         } => {
             let query = Query::parse(&parts.uri)?;
             match (method, &namespace) {
-                (Method::GET, _) => list_or_watch(app, resource, namespace, &query, ua).await,
+                (Method::GET, _) => {
+                    let accept = parts
+                        .headers
+                        .get(header::ACCEPT)
+                        .and_then(|v| v.to_str().ok());
+                    let protobuf = resource == Resource::Pods && app.protobuf_pods.serves(accept);
+                    match list_or_watch(app, resource, namespace, &query, ua, protobuf).await {
+                        Err(e) if protobuf => {
+                            Ok(protobuf_responses::error(e.code(), &e.to_status()))
+                        }
+                        answer => answer,
+                    }
+                }
                 (Method::POST, ns) if ns.is_some() || !resource.namespaced() => {
                     require_json(&parts.headers)?;
                     let body = parse_json(&read_body(body, &parts.headers).await?)?;
@@ -367,6 +382,7 @@ async fn list_or_watch(
     namespace: Option<String>,
     q: &Query,
     user_agent: Option<&str>,
+    protobuf: bool,
 ) -> Result<Response, ApiError> {
     let mut selectors =
         Selectors::parse_for(resource, q.get("labelSelector"), q.get("fieldSelector"))?;
@@ -409,10 +425,12 @@ async fn list_or_watch(
         if let WatchStart::After(r) = start {
             let compacted = app.store.compacted_revision();
             if r < compacted || app.watch.faults.take_forced_expiry(resource) {
-                return Ok(json_response(
-                    StatusCode::OK,
-                    watch::expired_body(r, compacted),
-                ));
+                let body = watch::expired_body(r, compacted);
+                return Ok(if protobuf {
+                    app.protobuf_pods.watch(body)
+                } else {
+                    json_response(StatusCode::OK, body)
+                });
             }
         }
         let req = WatchRequest {
@@ -425,10 +443,12 @@ async fn list_or_watch(
             timeout,
             user_agent: user_agent.unwrap_or_default().to_string(),
         };
-        return Ok(json_response(
-            StatusCode::OK,
-            watch::watch_body(app.watch.clone(), req),
-        ));
+        let body = watch::watch_body(app.watch.clone(), req);
+        return Ok(if protobuf {
+            app.protobuf_pods.watch(body)
+        } else {
+            json_response(StatusCode::OK, body)
+        });
     }
     let continue_token = match q.get("continue") {
         None | Some("") => None,
@@ -457,5 +477,8 @@ async fn list_or_watch(
         lag: app.watch.faults.lagging_replica(resource),
     };
     let body = list::list(&app.store, &req).await?;
+    if protobuf && let Some(answer) = app.protobuf_pods.list(&body) {
+        return Ok(answer);
+    }
     Ok(json_response(StatusCode::OK, body))
 }

@@ -13,6 +13,7 @@ pub mod handlers;
 pub mod kubeconfig;
 pub mod openapi;
 pub(crate) mod options;
+pub mod protobuf_responses;
 pub mod raw;
 pub mod request_timeout;
 pub mod response;

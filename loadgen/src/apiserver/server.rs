@@ -205,6 +205,7 @@ pub async fn start(config: ServerConfig) -> Result<ApiServer, ServerError> {
             traffic: traffic.clone(),
         },
         door: door.clone(),
+        protobuf_pods: Default::default(),
     });
     let mut api = Router::new().fallback(handlers::handle).with_state(app);
     if !config.plain_http {

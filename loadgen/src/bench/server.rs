@@ -47,6 +47,8 @@ struct Log {
 #[derive(Debug)]
 struct Shared {
     pods: Kind,
+    /// The Pods' protobuf messages, in list order, when the server serves protobuf.
+    pods_protobuf: Option<RwLock<Vec<Bytes>>>,
     replicasets: Kind,
     revision: AtomicU64,
     head: watch::Sender<u64>,
@@ -73,6 +75,9 @@ pub struct BenchServerConfig {
     /// Plain HTTP without credentials (default false: HTTPS, a bearer token required), to
     /// measure what TLS costs.
     pub plain_http: bool,
+    /// Pods are also held in protobuf (written once at start, and on every change) and served
+    /// so to clients that ask for it first; everyone else still gets JSON.
+    pub protobuf: bool,
 }
 
 impl Default for BenchServerConfig {
@@ -81,6 +86,7 @@ impl Default for BenchServerConfig {
             window: 200_000,
             bookmark_interval: Duration::from_millis(500),
             plain_http: false,
+            protobuf: false,
         }
     }
 }
@@ -160,7 +166,17 @@ impl BenchServer {
                 lines: VecDeque::new(),
             }),
         };
+        let pods_protobuf = if config.protobuf {
+            Some(RwLock::new(
+                pods.iter()
+                    .map(|p| protobuf_pod(p))
+                    .collect::<std::io::Result<Vec<_>>>()?,
+            ))
+        } else {
+            None
+        };
         let shared = Arc::new(Shared {
+            pods_protobuf,
             pods: kind(pods),
             replicasets: kind(replicasets),
             revision: AtomicU64::new(revision),
@@ -237,6 +253,18 @@ impl BenchServer {
         for (_, object) in &batch {
             lines.push(event_line("MODIFIED", object));
         }
+        if let Some(protobuf) = &self.shared.pods_protobuf {
+            let encoded: Vec<_> = batch
+                .iter()
+                .map(|(index, object)| (*index, protobuf_pod(object)))
+                .collect();
+            let mut objects = protobuf.write();
+            for (index, object) in encoded {
+                if let (Some(slot), Ok(object)) = (objects.get_mut(index), object) {
+                    *slot = object;
+                }
+            }
+        }
         {
             let mut objects = kind.objects.write();
             for (index, object) in batch {
@@ -263,6 +291,14 @@ impl BenchServer {
     pub fn shutdown(&self) {
         let _ = self.stop.send(true);
     }
+}
+
+/// A Pod's JSON as its protobuf message.
+fn protobuf_pod(json: &[u8]) -> std::io::Result<Bytes> {
+    let value: serde_json::Value = serde_json::from_slice(json).map_err(std::io::Error::other)?;
+    crate::protobuf::encode_pod(&value)
+        .map(Bytes::from)
+        .map_err(std::io::Error::other)
 }
 
 fn event_line(kind: &str, object: &[u8]) -> Bytes {
@@ -307,8 +343,94 @@ async fn not_found() -> Response {
 async fn serve_pods(
     State(s): State<Arc<Shared>>,
     Query(q): Query<HashMap<String, String>>,
+    headers: axum::http::HeaderMap,
 ) -> Response {
+    let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
+    if s.pods_protobuf.is_some() && crate::protobuf::prefers_protobuf(accept) {
+        return if q.get("watch").is_some_and(|w| w == "true" || w == "1") {
+            protobuf_watch(watch_response(&s, BenchKind::Pods, &q))
+        } else {
+            protobuf_list(&s, &q)
+        };
+    }
     serve(&s, BenchKind::Pods, &q)
+}
+
+/// A page of the Pods in protobuf: the pages and continue tokens of [`list_response`].
+fn protobuf_list(s: &Shared, q: &HashMap<String, String>) -> Response {
+    let Some(pods) = &s.pods_protobuf else {
+        return not_found_now();
+    };
+    let (revision, offset) = match q.get("continue").filter(|c| !c.is_empty()) {
+        Some(token) => match token
+            .split_once(':')
+            .and_then(|(r, o)| Some((r.parse::<u64>().ok()?, o.parse::<usize>().ok()?)))
+        {
+            Some(parsed) => parsed,
+            None => {
+                return json(
+                    StatusCode::BAD_REQUEST,
+                    status_body(400, "BadRequest", "malformed continue token"),
+                );
+            }
+        },
+        None => (s.revision.load(Ordering::Acquire), 0),
+    };
+    let limit = q
+        .get("limit")
+        .and_then(|l| l.parse::<usize>().ok())
+        .filter(|&l| l > 0)
+        .unwrap_or(usize::MAX);
+    let objects = pods.read();
+    let end = offset.saturating_add(limit).min(objects.len());
+    let items: Vec<&[u8]> = objects
+        .get(offset.min(end)..end)
+        .unwrap_or_default()
+        .iter()
+        .map(|b| b.as_ref())
+        .collect();
+    let token = (end < objects.len()).then(|| format!("{revision}:{end}"));
+    let list = crate::protobuf::list(&revision.to_string(), token.as_deref(), &items);
+    drop(objects);
+    let body = crate::protobuf::wrap("v1", "PodList", &list);
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, crate::protobuf::MEDIA_TYPE)],
+        body,
+    )
+        .into_response()
+}
+
+/// A JSON watch response's lines as protobuf frames.
+fn protobuf_watch(json_watch: Response) -> Response {
+    use futures::StreamExt as _;
+    let frames = json_watch.into_body().into_data_stream().map(|chunk| {
+        chunk.map(|chunk| {
+            let mut out = BytesMut::new();
+            for line in chunk.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+                match crate::protobuf::frame_from_json_event(line) {
+                    Ok(frame) => out.extend_from_slice(&frame),
+                    Err(e) => {
+                        tracing::error!(error = %e, "bench watch event not written in protobuf")
+                    }
+                }
+            }
+            out.freeze()
+        })
+    });
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, crate::protobuf::WATCH_MEDIA_TYPE)],
+        Body::from_stream(frames),
+    )
+        .into_response()
+}
+
+fn not_found_now() -> Response {
+    json(
+        StatusCode::NOT_FOUND,
+        status_body(404, "NotFound", "not served by the bench server"),
+    )
 }
 
 async fn serve_replicasets(

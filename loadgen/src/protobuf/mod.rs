@@ -284,6 +284,27 @@ pub fn status(code: u16, reason: &str, message: &str) -> Vec<u8> {
     wrap("v1", "Status", &w.0)
 }
 
+/// A JSON watch event (`{"type":..,"object":..}`, one line) as one protobuf watch frame: a
+/// Status stays a Status, any other object is written as a Pod.
+pub fn frame_from_json_event(line: &[u8]) -> Result<Vec<u8>, EncodeError> {
+    let event: Value = serde_json::from_slice(line).map_err(|_| wrong("event", "JSON"))?;
+    let kind = event["type"]
+        .as_str()
+        .ok_or_else(|| wrong("type", "a string"))?;
+    let object = &event["object"];
+    let wrapped = if object["kind"] == "Status" {
+        let code = object["code"]
+            .as_u64()
+            .and_then(|c| u16::try_from(c).ok())
+            .unwrap_or(500);
+        let text = |k: &str| object[k].as_str().unwrap_or("").to_string();
+        status(code, &text("reason"), &text("message"))
+    } else {
+        wrap("v1", "Pod", &encode_pod(object)?)
+    };
+    Ok(watch_frame(kind, &wrapped))
+}
+
 /// Whether an `Accept` header asks for protobuf before JSON (KCM sends
 /// `application/vnd.kubernetes.protobuf, application/json`).
 pub fn prefers_protobuf(accept: Option<&str>) -> bool {

@@ -59,12 +59,19 @@ pub fn plain_http() -> bool {
     std::env::var("TIDEMARK_BENCH_PLAIN_HTTP").is_ok_and(|v| v == "1")
 }
 
+/// `TIDEMARK_BENCH_PROTOBUF=1` has the bench server hold its Pods in protobuf too and serve them
+/// so to clients that ask first (Tidemark, the null client); the reflector keeps reading JSON.
+pub fn protobuf() -> bool {
+    std::env::var("TIDEMARK_BENCH_PROTOBUF").is_ok_and(|v| v == "1")
+}
+
 /// Starts the bench server with `seed` on the current tokio runtime.
 pub async fn serve(seed: &Seed, window: usize) -> std::io::Result<BenchServer> {
     BenchServer::start(
         BenchServerConfig {
             window,
             plain_http: plain_http(),
+            protobuf: protobuf(),
             ..BenchServerConfig::default()
         },
         seed.pods.clone(),

@@ -26,8 +26,6 @@ use tidemark_engine::Resource;
 use tokio::runtime::Handle;
 use wire::WireFormat;
 
-/// What the null client reads (protobuf: see [`wire`]).
-const FORMAT: WireFormat = WireFormat::Json;
 /// The largest error body read (a Status).
 const ERROR_BODY_LIMIT: usize = 1 << 20;
 /// How long to wait before reopening a watch the server ended without a line.
@@ -52,7 +50,7 @@ async fn send(
     request: http::Request<Vec<u8>>,
 ) -> anyhow::Result<kube::client::Body> {
     let response = client
-        .send(FORMAT.ask(request).map(kube::client::Body::from))
+        .send(request.map(kube::client::Body::from))
         .await
         .context("sending")?;
     let status = response.status();
@@ -77,14 +75,34 @@ async fn page(
         ..ListParams::default()
     };
     let request = Request::new(collection(resource, None)).list(&params)?;
-    let mut body = send(client, request).await?;
+    let mut body = send(client, WireFormat::of_run().ask(request)).await?;
     let mut head = HeadReader::default();
     let mut bytes = 0u64;
+    // A protobuf page is kept whole: its metadata is read once its message has ended.
+    let mut protobuf: Option<Vec<u8>> = None;
     while let Some(frame) = body.frame().await {
         if let Ok(data) = frame.context("reading a list page")?.into_data() {
+            if bytes == 0 && data.starts_with(tidemark_engine::proto::envelope::MAGIC) {
+                protobuf = Some(Vec::new());
+            }
             bytes += data.len() as u64;
-            head.feed(&data)?;
+            match &mut protobuf {
+                Some(page) => page.extend_from_slice(&data),
+                None => head.feed(&data)?,
+            }
         }
+    }
+    if let Some(page) = protobuf {
+        let list = tidemark_engine::proto::Unknown::read(&page)
+            .and_then(|unknown| tidemark_engine::proto::List::read(unknown.raw))
+            .context("a protobuf list page")?;
+        return Ok((
+            ListHead {
+                resource_version: list.resource_version.unwrap_or_default().to_string(),
+                continue_token: list.continue_token.map(str::to_string),
+            },
+            bytes,
+        ));
     }
     Ok((head.finish()?, bytes))
 }
@@ -223,7 +241,7 @@ async fn watch(
     };
     let request = Request::new(collection(resource, None)).watch(&params, &from.to_string())?;
     let mut body = send(client, request).await?;
-    let mut tally = FORMAT.watch_tally();
+    let mut tally = WireFormat::of_run().watch_tally();
     let mut counted = 0;
     while let Some(frame) = body.frame().await {
         if let Ok(data) = frame.context("reading a watch")?.into_data() {
