@@ -57,7 +57,51 @@ impl Writer {
     }
 }
 
-fn wrong(path: &str, expected: &'static str) -> EncodeError {
+/// Where a field sits, built into text only for an error.
+#[derive(Clone, Copy)]
+struct Path<'a> {
+    parent: Option<&'a Path<'a>>,
+    name: &'a str,
+    index: Option<usize>,
+}
+
+impl std::fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(parent) = self.parent {
+            write!(f, "{parent}.")?;
+        }
+        f.write_str(self.name)?;
+        match self.index {
+            Some(i) => write!(f, "[{i}]"),
+            None => Ok(()),
+        }
+    }
+}
+
+impl<'a> Path<'a> {
+    const ROOT: Path<'static> = Path {
+        parent: None,
+        name: "",
+        index: None,
+    };
+
+    fn child(&'a self, name: &'a str) -> Path<'a> {
+        Path {
+            parent: Some(self),
+            name,
+            index: None,
+        }
+    }
+
+    fn item(self, index: usize) -> Path<'a> {
+        Path {
+            index: Some(index),
+            ..self
+        }
+    }
+}
+
+fn wrong(path: &Path<'_>, expected: &'static str) -> EncodeError {
     EncodeError::WrongType {
         path: path.to_string(),
         expected,
@@ -71,13 +115,19 @@ fn knows(schema: &[Field], key: &str) -> bool {
     })
 }
 
+/// The message of `object` by `schema`; keys in `ignored` are left out (a Pod's `apiVersion`
+/// and `kind`, which its `runtime.Unknown` carries).
 fn message(
     object: &Map<String, Value>,
     schema: &[Field],
-    path: &str,
+    path: &Path<'_>,
+    ignored: &[&str],
 ) -> Result<Vec<u8>, EncodeError> {
-    if let Some(key) = object.keys().find(|k| !knows(schema, k)) {
-        return Err(EncodeError::UnknownField(format!("{path}.{key}")));
+    if let Some(key) = object
+        .keys()
+        .find(|k| !knows(schema, k) && !ignored.contains(&k.as_str()))
+    {
+        return Err(EncodeError::UnknownField(path.child(key).to_string()));
     }
     let mut w = Writer::default();
     fields(object, schema, path, &mut w)?;
@@ -87,7 +137,7 @@ fn message(
 fn fields(
     object: &Map<String, Value>,
     schema: &[Field],
-    path: &str,
+    path: &Path<'_>,
     w: &mut Writer,
 ) -> Result<(), EncodeError> {
     for (name, tag, kind) in schema {
@@ -104,13 +154,13 @@ fn fields(
         }
         match object.get(*name) {
             None | Some(Value::Null) => {}
-            Some(value) => field(value, *tag, *kind, &format!("{path}.{name}"), w)?,
+            Some(value) => field(value, *tag, *kind, &path.child(name), w)?,
         }
     }
     Ok(())
 }
 
-fn time(value: &Value, path: &str) -> Result<Vec<u8>, EncodeError> {
+fn time(value: &Value, path: &Path<'_>) -> Result<Vec<u8>, EncodeError> {
     let stamp: jiff::Timestamp = value
         .as_str()
         .and_then(|t| t.parse().ok())
@@ -124,7 +174,7 @@ fn time(value: &Value, path: &str) -> Result<Vec<u8>, EncodeError> {
 fn map_entries(
     value: &Value,
     tag: u32,
-    path: &str,
+    path: &Path<'_>,
     w: &mut Writer,
     quantity: bool,
 ) -> Result<(), EncodeError> {
@@ -149,7 +199,7 @@ fn field(
     value: &Value,
     tag: u32,
     kind: Kind,
-    path: &str,
+    path: &Path<'_>,
     w: &mut Writer,
 ) -> Result<(), EncodeError> {
     match kind {
@@ -190,18 +240,14 @@ fn field(
         }
         Kind::Msg(schema) => {
             let object = value.as_object().ok_or_else(|| wrong(path, "an object"))?;
-            w.bytes(tag, &message(object, schema, path)?);
+            w.bytes(tag, &message(object, schema, path, &[])?);
         }
         Kind::Msgs(schema) => {
-            for (i, item) in value
-                .as_array()
-                .ok_or_else(|| wrong(path, "an array"))?
-                .iter()
-                .enumerate()
-            {
-                let path = format!("{path}[{i}]");
+            let items = value.as_array().ok_or_else(|| wrong(path, "an array"))?;
+            for (i, item) in items.iter().enumerate() {
+                let path = path.item(i);
                 let object = item.as_object().ok_or_else(|| wrong(&path, "an object"))?;
-                w.bytes(tag, &message(object, schema, &path)?);
+                w.bytes(tag, &message(object, schema, &path, &[])?);
             }
         }
         Kind::Inline(_) => {}
@@ -211,13 +257,10 @@ fn field(
 
 /// A Pod's message (without envelope: as a list item), from its JSON.
 pub fn encode_pod(pod: &Value) -> Result<Vec<u8>, EncodeError> {
-    let mut object = pod
+    let object = pod
         .as_object()
-        .ok_or_else(|| wrong("", "an object"))?
-        .clone();
-    object.remove("apiVersion");
-    object.remove("kind");
-    message(&object, schema::POD, "")
+        .ok_or_else(|| wrong(&Path::ROOT, "an object"))?;
+    message(object, schema::POD, &Path::ROOT, &["apiVersion", "kind"])
 }
 
 /// `k8s\0` and a `runtime.Unknown` of `api_version`/`kind` around `raw`.
@@ -287,10 +330,11 @@ pub fn status(code: u16, reason: &str, message: &str) -> Vec<u8> {
 /// A JSON watch event (`{"type":..,"object":..}`, one line) as one protobuf watch frame: a
 /// Status stays a Status, any other object is written as a Pod.
 pub fn frame_from_json_event(line: &[u8]) -> Result<Vec<u8>, EncodeError> {
-    let event: Value = serde_json::from_slice(line).map_err(|_| wrong("event", "JSON"))?;
+    let event: Value =
+        serde_json::from_slice(line).map_err(|_| wrong(&Path::ROOT.child("event"), "JSON"))?;
     let kind = event["type"]
         .as_str()
-        .ok_or_else(|| wrong("type", "a string"))?;
+        .ok_or_else(|| wrong(&Path::ROOT.child("type"), "a string"))?;
     let object = &event["object"];
     let wrapped = if object["kind"] == "Status" {
         let code = object["code"]
