@@ -2,8 +2,9 @@
 //! checked-in baseline, and Tidemark's bytes per object may rise at most 20% above it.
 //! Absolute times are printed by the report, never compared (CI machines differ).
 //!
-//! Checked ratios: sync time against the kube-rs reflector at every size, and bytes per Pod
-//! (jemalloc) at the largest size; RSS bytes are printed beside them, not checked. Peak churn,
+//! Checked ratios: sync time against the kube-rs reflector at every size, over JSON (`sync[N]`)
+//! and with Pods over protobuf (`wire[N].protobuf`), and bytes per Pod (jemalloc) at the
+//! largest size; RSS bytes are printed beside them, not checked. Peak churn,
 //! reconcile-throughput and wake ratios are printed but not checked: identical CI-profile runs
 //! on the shared 2-core machine gave churn 1.03x to 1.69x, reconcile 17.6x to 31.7x and wake p99
 //! 116x to 270x (a p99 of tens of microseconds), noise well past the 20% band (PERF.md).
@@ -50,6 +51,12 @@ pub fn ratios(report: &BenchReport) -> Vec<(String, f64)> {
         push(
             format!("sync[{}].sync_seconds.ratio", s.pods),
             s.sync_seconds.ratio,
+        );
+    }
+    for w in &report.wire {
+        push(
+            format!("wire[{}].protobuf.peer_sync.ratio", w.pods),
+            w.protobuf.peer_sync_ratio,
         );
     }
     if let Some(s) = largest(report) {
@@ -165,6 +172,33 @@ mod tests {
             .expect("row");
         assert!(!sync.ok);
         assert!(markdown(&rows).contains("REGRESSION"));
+    }
+
+    #[test]
+    fn a_protobuf_sync_ratio_more_than_twenty_percent_below_its_baseline_fails() {
+        use crate::bench::schema::{WireRun, WireSide};
+        let with_wire = |protobuf_ratio: f64| BenchReport {
+            wire: vec![WireRun {
+                pods: 1000,
+                protobuf: WireSide {
+                    peer_sync_ratio: Some(protobuf_ratio),
+                    ..WireSide::default()
+                },
+                ..WireRun::default()
+            }],
+            ..report(10.0, 1000.0)
+        };
+        let row = |current: f64| {
+            check(&with_wire(current), &with_wire(10.0))
+                .into_iter()
+                .find(|r| r.name == "wire[1000].protobuf.peer_sync.ratio")
+                .expect("row")
+        };
+        assert!(row(8.5).ok);
+        assert!(
+            !row(7.5).ok,
+            "a 25% drop over protobuf fails as one over JSON does"
+        );
     }
 
     #[test]

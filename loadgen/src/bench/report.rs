@@ -104,6 +104,25 @@ pub fn markdown(r: &BenchReport) -> String {
             );
         }
     }
+    if !r.wire.is_empty() {
+        out.push_str("\n### The sync over JSON and with Pods over protobuf\n\nTidemark and the null client each read the format; the reflector reads JSON in both rows.\n\n| Pods | wire | Tidemark s | null client s | Tidemark / null | reflector / Tidemark | jemalloc B/Pod |\n|---|---|---|---|---|---|---|\n");
+        for w in &r.wire {
+            for (name, side) in [("JSON", &w.json), ("protobuf", &w.protobuf)] {
+                out.push_str(&format!(
+                    "| {} | {name} | {:.3} | {:.3} | {} | {} | {:.0} |\n",
+                    w.pods,
+                    side.sync_seconds.tidemark,
+                    side.sync_seconds.null_client,
+                    side.sync_seconds
+                        .times_the_null_client
+                        .map_or("-".to_string(), |t| format!("{t:.2}x")),
+                    side.peer_sync_ratio
+                        .map_or("-".to_string(), |t| format!("{t:.2}x")),
+                    side.jemalloc_bytes_per_object,
+                ));
+            }
+        }
+    }
     for c in &r.churn {
         out.push_str(&format!(
             "\nRamp at {} Pods (offered -> delivered events/s, p99 us, kept up):\n\n| side | offered | delivered | p50_us | p99_us | p999_us | kept up |\n|---|---|---|---|---|---|---|\n",

@@ -143,6 +143,30 @@ impl AgainstNull {
     }
 }
 
+/// One wire format's initial sync at one size.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct WireSide {
+    /// Tidemark's sync time beside the null client's, both reading this format.
+    pub sync_seconds: AgainstNull,
+    /// The reflector's sync time (always JSON: kube-rs reads no protobuf) over Tidemark's in this
+    /// format; absent when the peer did not run.
+    pub peer_sync_ratio: Option<f64>,
+    /// Tidemark's jemalloc bytes per Pod after the sync.
+    pub jemalloc_bytes_per_object: f64,
+}
+
+/// The initial sync over JSON and over protobuf (Pods in protobuf, ReplicaSets in JSON, as
+/// Tidemark asks) at one size.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct WireRun {
+    /// Pods seeded.
+    pub pods: u64,
+    /// Every list in JSON.
+    pub json: WireSide,
+    /// Pods in protobuf.
+    pub protobuf: WireSide,
+}
+
 /// Tidemark against the null client at one size.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct NullClientRun {
@@ -278,6 +302,9 @@ pub struct BenchReport {
     /// Tidemark against the null client, per size (empty in reports older than it).
     #[serde(default)]
     pub null_client: Vec<NullClientRun>,
+    /// The sync over JSON and over protobuf, per size (empty in reports older than it).
+    #[serde(default)]
+    pub wire: Vec<WireRun>,
     /// Reconcile throughput.
     pub reconcile: Option<ReconcileRun>,
     /// Stale-key wake latency.

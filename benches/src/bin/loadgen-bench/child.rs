@@ -109,11 +109,13 @@ pub struct PhaseOut {
     pub reconciles_per_second: Option<f64>,
 }
 
-/// Runs `args` in a child process.
-pub fn spawn(args: &PhaseArgs) -> anyhow::Result<PhaseOut> {
+/// Runs `args` in a child process, its server holding Pods in protobuf when `protobuf` (see
+/// [`seed::protobuf`]).
+pub fn spawn(args: &PhaseArgs, protobuf: bool) -> anyhow::Result<PhaseOut> {
     let exe = std::env::current_exe().context("own executable")?;
     let output = std::process::Command::new(exe)
         .args(args.to_args())
+        .env("TIDEMARK_BENCH_PROTOBUF", if protobuf { "1" } else { "0" })
         .stderr(std::process::Stdio::inherit())
         .output()
         .context("running a phase")?;

@@ -9,7 +9,7 @@ use crate::wake::{self, Strategy};
 use std::time::Instant;
 use tidemark_loadgen::bench::schema::{
     AgainstNull, BenchReport, Better, ChurnRun, Compared, GateRun, NullClientRun, OnOff,
-    ReconcileRun, SCHEMA, ScalePoint, SyncRun, WakeRun,
+    ReconcileRun, SCHEMA, ScalePoint, SyncRun, WakeRun, WireRun, WireSide,
 };
 
 /// The `bench` command's options.
@@ -41,20 +41,37 @@ impl Runner<'_> {
         replicasets: u64,
         gate_off: bool,
     ) -> anyhow::Result<PhaseOut> {
+        self.phase_over(kind, side, pods, replicasets, gate_off, false)
+    }
+
+    /// [`phase`](Self::phase), with the server answering Pods in protobuf when `protobuf`.
+    fn phase_over(
+        &self,
+        kind: PhaseKind,
+        side: Side,
+        pods: u64,
+        replicasets: u64,
+        gate_off: bool,
+        protobuf: bool,
+    ) -> anyhow::Result<PhaseOut> {
         let what = format!(
-            "{kind:?} {side:?} {pods} Pods{}",
-            if gate_off { " gate off" } else { "" }
+            "{kind:?} {side:?} {pods} Pods{}{}",
+            if gate_off { " gate off" } else { "" },
+            if protobuf { " protobuf" } else { "" }
         );
         self.steps.step(&what);
-        child::spawn(&PhaseArgs {
-            kind,
-            side,
-            pods,
-            replicasets,
-            gate_off,
-            rates: self.plan.rates.clone(),
-            step_seconds: self.plan.step_seconds,
-        })
+        child::spawn(
+            &PhaseArgs {
+                kind,
+                side,
+                pods,
+                replicasets,
+                gate_off,
+                rates: self.plan.rates.clone(),
+                step_seconds: self.plan.step_seconds,
+            },
+            protobuf,
+        )
     }
 }
 
@@ -106,6 +123,30 @@ fn sync_run(pods: u64, replicasets: u64, tidemark: &PhaseOut, peer: Option<&Phas
     }
 }
 
+/// The initial sync over JSON and over protobuf at `pods`: Tidemark's and the null client's
+/// (`[tidemark, null]` each), and the reflector's (JSON only) when it ran.
+fn wire_run(
+    pods: u64,
+    json: [&PhaseOut; 2],
+    protobuf: [&PhaseOut; 2],
+    peer: Option<&PhaseOut>,
+) -> WireRun {
+    let seconds = |p: &PhaseOut| p.sync.unwrap_or_default().seconds;
+    let side = |[t, n]: [&PhaseOut; 2]| WireSide {
+        sync_seconds: AgainstNull::new(seconds(t), seconds(n), Better::Lower),
+        peer_sync_ratio: peer
+            .map(seconds)
+            .filter(|_| seconds(t) > 0.0)
+            .map(|p| p / seconds(t)),
+        jemalloc_bytes_per_object: t.sync.unwrap_or_default().jemalloc_bytes_per_object,
+    };
+    WireRun {
+        pods,
+        json: side(json),
+        protobuf: side(protobuf),
+    }
+}
+
 /// Tidemark's sync and churn at `pods` against the null client's.
 fn null_client_run(
     pods: u64,
@@ -152,7 +193,8 @@ pub fn run(options: &Options) -> anyhow::Result<BenchReport> {
         .iter()
         .map(|&n| {
             let sides = 1 + u64::from(peer_at(n)) + u64::from(plan.null_client);
-            2 * sides
+            // The null client adds the protobuf syncs, Tidemark's and its own.
+            2 * sides + 2 * u64::from(plan.null_client)
         })
         .sum::<u64>()
         + 4
@@ -216,6 +258,16 @@ pub fn run(options: &Options) -> anyhow::Result<BenchReport> {
             report
                 .null_client
                 .push(null_client_run(n, &t_sync, &run, &null_sync, &null_churn));
+            let t_protobuf =
+                runner.phase_over(PhaseKind::Sync, Side::Tidemark, n, m, false, true)?;
+            let null_protobuf =
+                runner.phase_over(PhaseKind::Sync, Side::Null, n, m, false, true)?;
+            report.wire.push(wire_run(
+                n,
+                [&t_sync, &null_sync],
+                [&t_protobuf, &null_protobuf],
+                p_sync.as_ref(),
+            ));
         }
         if n == gate_at {
             gate_churn_on = Some(run.peak_events_per_second.tidemark);

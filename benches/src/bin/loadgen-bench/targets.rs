@@ -23,6 +23,12 @@ pub fn all(r: &BenchReport) -> Vec<TargetCheck> {
     let million = r.sync.iter().find(|s| s.pods >= 1_000_000);
     let churn = r.churn.iter().max_by_key(|c| c.pods);
     let null = r.null_client.iter().max_by_key(|n| n.pods);
+    let wire = r.wire.iter().max_by_key(|w| w.pods);
+    let wire_peer = r
+        .wire
+        .iter()
+        .filter(|w| w.protobuf.peer_sync_ratio.is_some())
+        .max_by_key(|w| w.pods);
     let within_twice = |what: fn(&NullClientRun) -> &AgainstNull| {
         null.and_then(|n| {
             what(n)
@@ -89,6 +95,25 @@ pub fn all(r: &BenchReport) -> Vec<TargetCheck> {
             "sync against the null client (the same reads, thrown away)",
             "<= 2x its time",
             within_twice(|n| &n.sync_seconds),
+        ),
+        check(
+            "sync with Pods over protobuf against the null client reading protobuf",
+            "<= 2x its time",
+            wire.and_then(|w| {
+                w.protobuf
+                    .sync_seconds
+                    .times_the_null_client
+                    .map(|x| (format!("{x:.2}x at {} Pods", w.pods), x <= 2.0))
+            }),
+        ),
+        check(
+            "sync with Pods over protobuf against the kube-rs reflector (JSON)",
+            ">= 10x faster",
+            wire_peer.and_then(|w| {
+                w.protobuf
+                    .peer_sync_ratio
+                    .map(|x| (format!("{x:.1}x at {} Pods", w.pods), x >= 10.0))
+            }),
         ),
         check(
             "peak churn against the null client",
