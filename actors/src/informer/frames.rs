@@ -1,81 +1,48 @@
 //! A protobuf watch read frame by frame (each a 4-byte length and a `WatchEvent`), under the
 //! same cap as a JSON watch's lines, and the one reader the watch loop uses for either format.
 
-use super::lines::{LineError, LineReader};
+use super::lines::{EventReader, LineError, LineReader, Splitter};
 use bytes::Bytes;
-use futures::FutureExt as _;
-use http_body_util::BodyExt as _;
-use tidemark_engine::proto::{Frames, ProtoError};
+use tidemark_engine::proto::Frames;
 
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
+/// A protobuf watch: frames of at most a limit.
+pub type FrameReader<B> = EventReader<B, ProtobufFrames>;
 
-/// Splits a protobuf watch body into frames of at most `limit` bytes.
-pub struct FrameReader<B> {
-    body: B,
-    frames: Frames,
-    limit: usize,
-    ended: Option<Result<(), LineError>>,
-}
-
-impl<B> FrameReader<B>
-where
-    B: http_body::Body<Data = Bytes> + Unpin,
-    B::Error: Into<BoxError>,
-{
+impl<B> FrameReader<B> {
     /// Reads `body`, refusing frames longer than `limit` bytes.
     pub fn new(body: B, limit: usize) -> Self {
+        EventReader::with(body, ProtobufFrames::new(limit))
+    }
+}
+
+/// Length-delimited protobuf frames of at most `limit` bytes.
+pub struct ProtobufFrames {
+    frames: Frames,
+    limit: usize,
+}
+
+impl ProtobufFrames {
+    /// Frames of at most `limit` bytes.
+    pub fn new(limit: usize) -> Self {
         Self {
-            body,
             frames: Frames::new(limit),
             limit,
-            ended: None,
         }
     }
+}
 
-    /// Waits for at least one whole frame, then takes every frame already received, up to
-    /// `max`. Empty at the end of the stream (a partial last frame is dropped).
-    pub async fn next_batch(&mut self, max: usize) -> Result<Vec<Bytes>, LineError> {
-        let mut batch = Vec::new();
-        self.take(&mut batch, max)?;
-        while batch.is_empty() {
-            if let Some(end) = self.ended.take() {
-                self.ended = Some(Ok(()));
-                return end.map(|()| batch);
-            }
-            let frame = self.body.frame().await;
-            self.receive(frame);
-            self.take(&mut batch, max)?;
-        }
-        while batch.len() < max && self.ended.is_none() {
-            let Some(frame) = self.body.frame().now_or_never() else {
-                break;
-            };
-            self.receive(frame);
-            self.take(&mut batch, max)?;
-        }
-        Ok(batch)
+impl Splitter for ProtobufFrames {
+    fn push(&mut self, data: &[u8]) {
+        self.frames.push(data);
     }
 
-    fn receive(&mut self, frame: Option<Result<http_body::Frame<Bytes>, B::Error>>) {
-        match frame {
-            None => self.ended = Some(Ok(())),
-            Some(Err(e)) => self.ended = Some(Err(LineError::Body(e.into()))),
-            Some(Ok(frame)) => {
-                if let Ok(data) = frame.into_data() {
-                    self.frames.push(&data);
-                }
-            }
-        }
-    }
-
-    fn take(&mut self, batch: &mut Vec<Bytes>, max: usize) -> Result<(), LineError> {
-        while batch.len() < max {
+    fn take(&mut self, out: &mut Vec<Bytes>, max: usize) -> Result<(), LineError> {
+        while out.len() < max {
             match self.frames.next_frame() {
-                Ok(Some(frame)) => batch.push(Bytes::from(frame)),
+                Ok(Some(frame)) => out.push(Bytes::from(frame)),
                 Ok(None) => break,
-                Err(ProtoError::FrameTooLong { .. }) | Err(_) => {
-                    return Err(LineError::TooLong { limit: self.limit });
-                }
+                // A frame over the limit is the one error the framer has.
+                Err(_) => return Err(LineError::TooLong { limit: self.limit }),
             }
         }
         Ok(())
@@ -93,7 +60,7 @@ pub enum WatchReader<B> {
 impl<B> WatchReader<B>
 where
     B: http_body::Body<Data = Bytes> + Unpin,
-    B::Error: Into<BoxError>,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     /// The next batch of events' bytes (lines or frames).
     pub async fn next_batch(&mut self, max: usize) -> Result<Vec<Bytes>, LineError> {

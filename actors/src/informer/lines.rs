@@ -22,55 +22,72 @@ pub enum LineError {
     Body(#[source] BoxError),
 }
 
-/// Splits a body into lines of at most `limit` bytes.
-pub struct LineReader<B> {
+/// Cuts the bytes of a watch body into events: lines for JSON, length-delimited frames for
+/// protobuf ([`super::frames`]).
+pub trait Splitter {
+    /// Adds bytes as they arrived.
+    fn push(&mut self, data: &[u8]);
+    /// Moves whole events into `out`, up to `max` in it.
+    fn take(&mut self, out: &mut Vec<Bytes>, max: usize) -> Result<(), LineError>;
+}
+
+/// A body read in batches of whole events, as its [`Splitter`] cuts them.
+pub struct EventReader<B, S> {
     body: B,
-    buffer: BytesMut,
-    /// Bytes at the start of `buffer` known to hold no newline.
-    scanned: usize,
-    limit: usize,
-    /// How the body ended, once it has, while lines before it are still being handed out.
+    splitter: S,
+    /// How the body ended, once it has, while events before it are still being handed out.
     ended: Option<Result<(), LineError>>,
 }
 
-impl<B> LineReader<B>
-where
-    B: http_body::Body<Data = Bytes> + Unpin,
-    B::Error: Into<BoxError>,
-{
+/// A JSON watch: lines of at most a limit.
+pub type LineReader<B> = EventReader<B, Lines>;
+
+impl<B> LineReader<B> {
     /// Reads `body`, refusing lines longer than `limit` bytes.
     pub fn new(body: B, limit: usize) -> Self {
+        EventReader::with(body, Lines::new(limit))
+    }
+}
+
+impl<B, S> EventReader<B, S> {
+    /// Reads `body` with `splitter`.
+    pub fn with(body: B, splitter: S) -> Self {
         Self {
             body,
-            buffer: BytesMut::new(),
-            scanned: 0,
-            limit,
+            splitter,
             ended: None,
         }
     }
+}
 
-    /// Waits for at least one complete line, then takes every line already received, up to
-    /// `max`. Empty at the end of the stream (a partial last line is dropped, as kube-rs does).
+impl<B, S> EventReader<B, S>
+where
+    B: http_body::Body<Data = Bytes> + Unpin,
+    B::Error: Into<BoxError>,
+    S: Splitter,
+{
+    /// Waits for at least one whole event, then takes every event already received, up to
+    /// `max`. Empty at the end of the stream (a partial last event is dropped, as kube-rs does).
     pub async fn next_batch(&mut self, max: usize) -> Result<Vec<Bytes>, LineError> {
-        let mut lines = Vec::new();
-        self.take_lines(&mut lines, max)?;
-        while lines.is_empty() {
+        let mut events = Vec::new();
+        self.splitter.take(&mut events, max)?;
+        while events.is_empty() {
             if let Some(end) = self.ended.take() {
                 self.ended = Some(Ok(()));
-                return end.map(|()| lines);
+                return end.map(|()| events);
             }
             let frame = self.body.frame().await;
             self.receive(frame);
-            self.take_lines(&mut lines, max)?;
+            self.splitter.take(&mut events, max)?;
         }
-        while lines.len() < max && self.ended.is_none() {
+        while events.len() < max && self.ended.is_none() {
             let Some(frame) = self.body.frame().now_or_never() else {
                 break;
             };
             self.receive(frame);
-            self.take_lines(&mut lines, max)?;
+            self.splitter.take(&mut events, max)?;
         }
-        Ok(lines)
+        Ok(events)
     }
 
     fn receive(&mut self, frame: Option<Result<http_body::Frame<Bytes>, B::Error>>) {
@@ -79,13 +96,38 @@ where
             Some(Err(e)) => self.ended = Some(Err(LineError::Body(e.into()))),
             Some(Ok(frame)) => {
                 if let Ok(data) = frame.into_data() {
-                    self.buffer.extend_from_slice(&data);
+                    self.splitter.push(&data);
                 }
             }
         }
     }
+}
 
-    fn take_lines(&mut self, lines: &mut Vec<Bytes>, max: usize) -> Result<(), LineError> {
+/// Lines of at most `limit` bytes.
+pub struct Lines {
+    buffer: BytesMut,
+    /// Bytes at the start of `buffer` known to hold no newline.
+    scanned: usize,
+    limit: usize,
+}
+
+impl Lines {
+    /// Lines of at most `limit` bytes.
+    pub fn new(limit: usize) -> Self {
+        Self {
+            buffer: BytesMut::new(),
+            scanned: 0,
+            limit,
+        }
+    }
+}
+
+impl Splitter for Lines {
+    fn push(&mut self, data: &[u8]) {
+        self.buffer.extend_from_slice(data);
+    }
+
+    fn take(&mut self, lines: &mut Vec<Bytes>, max: usize) -> Result<(), LineError> {
         while lines.len() < max {
             let Some(at) = self.buffer[self.scanned..].iter().position(|&b| b == b'\n') else {
                 self.scanned = self.buffer.len();
@@ -153,9 +195,9 @@ mod tests {
         let error = reader.next_batch(10).await.expect_err("too long");
         assert!(matches!(error, LineError::TooLong { limit: 1000 }));
         assert!(
-            reader.buffer.len() <= 1100,
+            reader.splitter.buffer.len() <= 1100,
             "buffered {}",
-            reader.buffer.len()
+            reader.splitter.buffer.len()
         );
     }
 

@@ -356,24 +356,29 @@ async fn serve_pods(
     serve(&s, BenchKind::Pods, &q)
 }
 
-/// A page of the Pods in protobuf: the pages and continue tokens of [`list_response`].
-fn protobuf_list(s: &Shared, q: &HashMap<String, String>) -> Response {
-    let Some(pods) = &s.pods_protobuf else {
-        return not_found_now();
-    };
+/// Which page a list request asks for.
+struct Window {
+    /// The list's revision (the continue token's, or the current one).
+    revision: u64,
+    /// The first object's index.
+    offset: usize,
+    /// How many objects at most.
+    limit: usize,
+}
+
+/// The page `q` asks for: the continue token is `revision:offset`; the bench lists before it
+/// churns, so an offset into the current objects is the snapshot.
+fn window(s: &Shared, q: &HashMap<String, String>) -> Result<Window, Box<Response>> {
     let (revision, offset) = match q.get("continue").filter(|c| !c.is_empty()) {
-        Some(token) => match token
+        Some(token) => token
             .split_once(':')
             .and_then(|(r, o)| Some((r.parse::<u64>().ok()?, o.parse::<usize>().ok()?)))
-        {
-            Some(parsed) => parsed,
-            None => {
-                return json(
+            .ok_or_else(|| {
+                Box::new(json(
                     StatusCode::BAD_REQUEST,
                     status_body(400, "BadRequest", "malformed continue token"),
-                );
-            }
-        },
+                ))
+            })?,
         None => (s.revision.load(Ordering::Acquire), 0),
     };
     let limit = q
@@ -381,6 +386,26 @@ fn protobuf_list(s: &Shared, q: &HashMap<String, String>) -> Response {
         .and_then(|l| l.parse::<usize>().ok())
         .filter(|&l| l > 0)
         .unwrap_or(usize::MAX);
+    Ok(Window {
+        revision,
+        offset,
+        limit,
+    })
+}
+
+/// A page of the Pods in protobuf: the pages and continue tokens of [`list_response`].
+fn protobuf_list(s: &Shared, q: &HashMap<String, String>) -> Response {
+    let Some(pods) = &s.pods_protobuf else {
+        return not_found_now();
+    };
+    let Window {
+        revision,
+        offset,
+        limit,
+    } = match window(s, q) {
+        Ok(w) => w,
+        Err(refused) => return *refused,
+    };
     let objects = pods.read();
     let end = offset.saturating_add(limit).min(objects.len());
     let items: Vec<&[u8]> = objects
@@ -455,33 +480,20 @@ fn kind_of(s: &Shared, which: BenchKind) -> &Kind {
     }
 }
 
-/// A page of the list. The `continue` token is `revision:offset`; the bench lists before it
-/// churns, so an offset into the current objects is the snapshot.
+/// A page of the list, in JSON (see [`window`]).
 fn list_response(s: &Shared, which: BenchKind, q: &HashMap<String, String>) -> Response {
     let (list_kind, api_version) = match which {
         BenchKind::Pods => ("PodList", "v1"),
         BenchKind::ReplicaSets => ("ReplicaSetList", "apps/v1"),
     };
-    let (revision, offset) = match q.get("continue").filter(|c| !c.is_empty()) {
-        Some(token) => match token
-            .split_once(':')
-            .and_then(|(r, o)| Some((r.parse::<u64>().ok()?, o.parse::<usize>().ok()?)))
-        {
-            Some(parsed) => parsed,
-            None => {
-                return json(
-                    StatusCode::BAD_REQUEST,
-                    status_body(400, "BadRequest", "malformed continue token"),
-                );
-            }
-        },
-        None => (s.revision.load(Ordering::Acquire), 0),
+    let Window {
+        revision,
+        offset,
+        limit,
+    } = match window(s, q) {
+        Ok(w) => w,
+        Err(refused) => return *refused,
     };
-    let limit = q
-        .get("limit")
-        .and_then(|l| l.parse::<usize>().ok())
-        .filter(|&l| l > 0)
-        .unwrap_or(usize::MAX);
     let objects = kind_of(s, which).objects.read();
     let end = offset.saturating_add(limit).min(objects.len());
     let items = objects.get(offset.min(end)..end).unwrap_or_default();
