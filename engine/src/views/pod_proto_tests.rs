@@ -257,3 +257,36 @@ fn a_pod_without_identity_is_missing_it_in_protobuf_too() {
         Err(DecodeError::Missing("metadata.uid"))
     );
 }
+
+proptest::proptest! {
+    /// Hostile bytes: a real Pod's message with bytes overwritten and cut short at random
+    /// places reads as a Pod or a typed error, never a panic.
+    #[test]
+    fn a_damaged_pod_message_is_a_pod_or_an_error_never_a_panic(
+        flips in proptest::collection::vec((proptest::num::usize::ANY, proptest::num::u8::ANY), 0..8),
+        cut in proptest::num::usize::ANY,
+    ) {
+        let mut bytes = pod_proto("Failed", vec![container_status("web", 1, Some(2))]);
+        for (at, byte) in flips {
+            let at = at % bytes.len();
+            bytes[at] = byte;
+        }
+        bytes.truncate(cut % (bytes.len() + 1));
+        let _ = PodView::from_protobuf(&bytes);
+    }
+
+    /// Arbitrary bytes through the envelope readers: typed errors only.
+    #[test]
+    fn arbitrary_bytes_through_the_envelope_never_panic(
+        bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..512),
+    ) {
+        use crate::proto::{List, Status, Unknown, WatchEvent};
+        let mut prefixed = crate::proto::envelope::MAGIC.to_vec();
+        prefixed.extend_from_slice(&bytes);
+        let _ = Unknown::read(&prefixed);
+        let _ = List::read(&bytes);
+        let _ = WatchEvent::read(&bytes);
+        let _ = Status::read(&bytes);
+        let _ = PodView::from_protobuf(&bytes);
+    }
+}
