@@ -63,18 +63,12 @@ pub fn describe(object: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tidemark_engine::proto::envelope::{status_message, watch_frame, wrap};
-    use tidemark_engine::proto::wire::Writer;
+    use tidemark_loadgen::protobuf::{encode_pod, status, watch_frame, wrap};
 
     fn pod(name: &str, uid: &str, version: &str) -> Vec<u8> {
-        let mut meta = Writer::default();
-        meta.bytes(1, name.as_bytes());
-        meta.bytes(3, b"demo");
-        meta.bytes(5, uid.as_bytes());
-        meta.bytes(6, version.as_bytes());
-        let mut pod = Writer::default();
-        pod.bytes(1, &meta.bytes);
-        wrap("v1", "Pod", &pod.bytes)
+        let json = serde_json::json!({"metadata": {"name": name, "namespace": "demo",
+            "uid": uid, "resourceVersion": version}});
+        wrap("v1", "Pod", &encode_pod(&json).expect("a Pod"))
     }
 
     /// The frame without its 4-byte length, as the reader hands it out.
@@ -92,7 +86,7 @@ mod tests {
         assert_eq!(object.resource_version().map(|v| v.get()), Some(12));
         let bookmark = read_frame(Resource::Pods, &event("BOOKMARK", &pod("", "", "40")));
         assert!(matches!(bookmark, Ok(WatchLine::Bookmark(v)) if v.get() == 40));
-        let gone = wrap("v1", "Status", &status_message(410, "Expired", "too old"));
+        let gone = status(410, "Expired", "too old");
         let error = read_frame(Resource::Pods, &event("ERROR", &gone));
         assert!(matches!(error, Ok(WatchLine::Error { code: 410, .. })));
     }

@@ -3,7 +3,7 @@
 
 use super::lines::{EventReader, LineError, LineReader, Splitter};
 use bytes::Bytes;
-use tidemark_engine::proto::Frames;
+use tidemark_engine::proto::{Frames, ProtoError};
 
 /// A protobuf watch: frames of at most a limit.
 pub type FrameReader<B> = EventReader<B, ProtobufFrames>;
@@ -15,34 +15,30 @@ impl<B> FrameReader<B> {
     }
 }
 
-/// Length-delimited protobuf frames of at most `limit` bytes.
-pub struct ProtobufFrames {
-    frames: Frames,
-    limit: usize,
-}
+/// Length-delimited protobuf frames of at most a limit.
+pub struct ProtobufFrames(Frames);
 
 impl ProtobufFrames {
     /// Frames of at most `limit` bytes.
     pub fn new(limit: usize) -> Self {
-        Self {
-            frames: Frames::new(limit),
-            limit,
-        }
+        Self(Frames::new(limit))
     }
 }
 
 impl Splitter for ProtobufFrames {
     fn push(&mut self, data: &[u8]) {
-        self.frames.push(data);
+        self.0.push(data);
     }
 
     fn take(&mut self, out: &mut Vec<Bytes>, max: usize) -> Result<(), LineError> {
         while out.len() < max {
-            match self.frames.next_frame() {
+            match self.0.next_frame() {
                 Ok(Some(frame)) => out.push(Bytes::from(frame)),
                 Ok(None) => break,
-                // A frame over the limit is the one error the framer has.
-                Err(_) => return Err(LineError::TooLong { limit: self.limit }),
+                Err(ProtoError::FrameTooLong { limit, .. }) => {
+                    return Err(LineError::TooLong { limit });
+                }
+                Err(other) => return Err(LineError::Body(other.into())),
             }
         }
         Ok(())

@@ -207,16 +207,6 @@ impl Status {
         }
         Ok(status)
     }
-
-    /// This Status as the JSON an API server sends for it, for the paths that read errors
-    /// as JSON.
-    pub fn to_json(&self) -> String {
-        serde_json::json!({
-            "kind": "Status", "apiVersion": "v1", "status": "Failure",
-            "code": self.code, "reason": self.reason, "message": self.message,
-        })
-        .to_string()
-    }
 }
 
 /// Cuts a protobuf watch into its frames: each is a 4-byte big-endian length and that many
@@ -279,8 +269,10 @@ impl Frames {
     }
 }
 
-/// `k8s\0` and a `runtime.Unknown` of `kind` around `raw`: an object as the API server sends it.
-pub fn wrap(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
+#[cfg(test)]
+/// `k8s\0` and a `runtime.Unknown` of `kind` around `raw` (the tests' objects; the simulated
+/// servers write their own, `tidemark_loadgen::protobuf`).
+pub(crate) fn wrap(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
     let mut w = super::wire::Writer::default();
     w.message(1, |t| {
         t.bytes(1, api_version.as_bytes());
@@ -295,9 +287,10 @@ pub fn wrap(api_version: &str, kind: &str, raw: &[u8]) -> Vec<u8> {
     out
 }
 
+#[cfg(test)]
 /// One watch frame: the length, then a `WatchEvent` of `kind` around `object` (as [`wrap`]
 /// makes it).
-pub fn watch_frame(kind: &str, object: &[u8]) -> Vec<u8> {
+pub(crate) fn watch_frame(kind: &str, object: &[u8]) -> Vec<u8> {
     let mut w = super::wire::Writer::default();
     w.bytes(1, kind.as_bytes());
     w.message(2, |e| e.bytes(1, object));
@@ -307,8 +300,9 @@ pub fn watch_frame(kind: &str, object: &[u8]) -> Vec<u8> {
     out
 }
 
+#[cfg(test)]
 /// A `metav1.Status`'s message.
-pub fn status_message(code: i32, reason: &str, message: &str) -> Vec<u8> {
+pub(crate) fn status_message(code: i32, reason: &str, message: &str) -> Vec<u8> {
     let mut w = super::wire::Writer::default();
     w.message(1, |_| {});
     w.bytes(2, b"Failure");

@@ -184,13 +184,15 @@ impl<'a> Iterator for Fields<'a> {
     }
 }
 
-/// Appends protobuf fields to a buffer: what the simulated servers and the tests write.
+/// Appends protobuf fields to a buffer, for the tests (the simulated servers write their own).
+#[cfg(test)]
 #[derive(Debug, Default, Clone)]
-pub struct Writer {
+pub(crate) struct Writer {
     /// The message so far.
     pub bytes: Vec<u8>,
 }
 
+#[cfg(test)]
 impl Writer {
     fn varint(&mut self, mut value: u64) {
         while value >= 0x80 {
