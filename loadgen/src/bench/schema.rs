@@ -239,15 +239,66 @@ impl OnOff {
     }
 }
 
-/// Gate overhead.
+/// One pair of gate-overhead rounds: the same events, gate on and gate off, in one process.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct GatePair {
+    /// Events per second with the gate on.
+    pub on: f64,
+    /// Events per second with the gate off.
+    pub off: f64,
+    /// The gate-on round ran first.
+    pub on_first: bool,
+}
+
+impl GatePair {
+    /// (off - on) / off, percent.
+    pub fn overhead_percent(&self) -> f64 {
+        OnOff::new(self.on, self.off).overhead_percent
+    }
+}
+
+/// Gate overhead: rounds of the same pre-decoded Pod events applied and reconciled by shards
+/// with the gate on and with it off, interleaved in one process.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct GateRun {
-    /// Pods.
+    /// Pods (one event each per round).
     pub pods: u64,
-    /// Peak churn delivery rate, events per second.
-    pub churn_events_per_second: OnOff,
-    /// Reconciles per second.
-    pub reconciles_per_second: OnOff,
+    /// Shards per side (one thread each).
+    #[serde(default)]
+    pub shards: u64,
+    /// The pairs, in the order run.
+    #[serde(default)]
+    pub pairs: Vec<GatePair>,
+    /// Median events per second of each side.
+    #[serde(default)]
+    pub events_per_second: OnOff,
+    /// The median of the pairs' overheads, percent.
+    #[serde(default)]
+    pub overhead_percent: f64,
+}
+
+impl GateRun {
+    /// The run of `pairs`.
+    pub fn new(pods: u64, shards: u64, pairs: Vec<GatePair>) -> Self {
+        let median = |mut v: Vec<f64>| -> f64 {
+            v.sort_by(f64::total_cmp);
+            match v.len() {
+                0 => 0.0,
+                n if n % 2 == 1 => v[n / 2],
+                n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+            }
+        };
+        let on = median(pairs.iter().map(|p| p.on).collect());
+        let off = median(pairs.iter().map(|p| p.off).collect());
+        let overhead_percent = median(pairs.iter().map(GatePair::overhead_percent).collect());
+        Self {
+            pods,
+            shards,
+            events_per_second: OnOff::new(on, off),
+            overhead_percent,
+            pairs,
+        }
+    }
 }
 
 /// One size of the scale curve (Tidemark).

@@ -4,7 +4,7 @@
 
 use crate::churn::{self, Ramp};
 use crate::sync::SyncOut;
-use crate::{null_client, peer, reconcile, seed, sync};
+use crate::{gate, null_client, peer, reconcile, seed, sync};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use serde::{Deserialize, Serialize};
@@ -21,6 +21,8 @@ pub enum PhaseKind {
     Churn,
     /// Reconcile throughput.
     Reconcile,
+    /// Gate overhead: on and off interleaved in this process (Tidemark only).
+    Gate,
 }
 
 /// Which side.
@@ -66,6 +68,7 @@ impl PhaseArgs {
             PhaseKind::Sync => "sync",
             PhaseKind::Churn => "churn",
             PhaseKind::Reconcile => "reconcile",
+            PhaseKind::Gate => "gate",
         };
         let side = match self.side {
             Side::Tidemark => "tidemark",
@@ -107,6 +110,9 @@ pub struct PhaseOut {
     pub churn: Vec<ChurnStep>,
     /// Reconciles per second.
     pub reconciles_per_second: Option<f64>,
+    /// The gate's on/off pairs.
+    #[serde(default)]
+    pub gate_pairs: Vec<tidemark_loadgen::bench::schema::GatePair>,
 }
 
 /// Runs `args` in a child process, its server holding Pods in protobuf when `protobuf` (see
@@ -139,6 +145,14 @@ pub fn run(args: &PhaseArgs) -> anyhow::Result<PhaseOut> {
     };
     let window = 400_000;
     match (args.kind, args.side) {
+        (PhaseKind::Gate, Side::Tidemark) => {
+            let shards = std::thread::available_parallelism().map_or(2, |n| n.get());
+            Ok(PhaseOut {
+                gate_pairs: gate::measure(&seed, shards)?,
+                ..PhaseOut::default()
+            })
+        }
+        (PhaseKind::Gate, side) => anyhow::bail!("only Tidemark has a gate, not {side:?}"),
         (PhaseKind::Reconcile, Side::Tidemark) => {
             let _slow = crate::slowdown::Slowdown::from_env();
             let shards = std::thread::available_parallelism().map_or(2, |n| n.get());
@@ -229,6 +243,7 @@ pub fn run(args: &PhaseArgs) -> anyhow::Result<PhaseOut> {
                         out.reconciles_per_second =
                             Some(peer::controller(&url, seed.replicasets.len() as u64, 2).await?);
                     }
+                    PhaseKind::Gate => anyhow::bail!("the peer has no gate"),
                     PhaseKind::Sync | PhaseKind::Churn => {
                         let (store, stream, sync_out) = peer::sync(&url, &seed).await?;
                         out.sync = Some(sync_out);

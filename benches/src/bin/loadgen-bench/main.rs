@@ -7,6 +7,7 @@
 
 mod child;
 mod churn;
+mod gate;
 mod machine;
 mod noop;
 mod null_client;

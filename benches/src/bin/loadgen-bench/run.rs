@@ -8,8 +8,8 @@ use crate::profile::{Plan, Profile};
 use crate::wake::{self, Strategy};
 use std::time::Instant;
 use tidemark_loadgen::bench::schema::{
-    AgainstNull, BenchReport, Better, ChurnRun, Compared, GateRun, NullClientRun, OnOff,
-    ReconcileRun, SCHEMA, ScalePoint, SyncRun, WakeRun, WireRun, WireSide,
+    AgainstNull, BenchReport, Better, ChurnRun, Compared, GateRun, NullClientRun, ReconcileRun,
+    SCHEMA, ScalePoint, SyncRun, WakeRun, WireRun, WireSide,
 };
 
 /// The `bench` command's options.
@@ -186,7 +186,7 @@ pub fn run(options: &Options) -> anyhow::Result<BenchReport> {
     let gate_at = largest_peer
         .or_else(|| plan.sizes.first().copied())
         .unwrap_or(0);
-    // Per size: sync and churn, each side; then churn gate off, reconcile gate on and off, wake
+    // Per size: sync and churn, each side; then the gate's interleaved pairs, reconcile, wake
     // latency, and the peer's reconcile.
     let phases: u64 = plan
         .sizes
@@ -197,7 +197,7 @@ pub fn run(options: &Options) -> anyhow::Result<BenchReport> {
             2 * sides + 2 * u64::from(plan.null_client)
         })
         .sum::<u64>()
-        + 4
+        + 3
         + u64::from(largest_peer.is_some());
     let runner = Runner {
         plan: &plan,
@@ -224,7 +224,6 @@ pub fn run(options: &Options) -> anyhow::Result<BenchReport> {
     report.notes.push(
         "Each phase runs in a child process with its own copy of the same seeded server (RSS deltas belong to one side); the server shares the two cores with the side measured.".into(),
     );
-    let mut gate_churn_on = None;
     for &n in &plan.sizes {
         let m = replicasets(n);
         let t_sync = runner.phase(PhaseKind::Sync, Side::Tidemark, n, m, false)?;
@@ -269,9 +268,6 @@ pub fn run(options: &Options) -> anyhow::Result<BenchReport> {
                 p_sync.as_ref(),
             ));
         }
-        if n == gate_at {
-            gate_churn_on = Some(run.peak_events_per_second.tidemark);
-        }
         report.scale.push(ScalePoint {
             pods: n,
             bytes_per_object: report
@@ -284,14 +280,11 @@ pub fn run(options: &Options) -> anyhow::Result<BenchReport> {
         report.churn.push(run);
     }
     let m = replicasets(gate_at);
-    let churn_off = runner.phase(PhaseKind::Churn, Side::Tidemark, gate_at, m, true)?;
-    let (_, churn_off_peak) = summary(&churn_off.churn);
+    let gate_pairs = runner
+        .phase(PhaseKind::Gate, Side::Tidemark, gate_at, m, false)?
+        .gate_pairs;
     let rec_on = runner
         .phase(PhaseKind::Reconcile, Side::Tidemark, gate_at, m, false)?
-        .reconciles_per_second
-        .unwrap_or(0.0);
-    let rec_off = runner
-        .phase(PhaseKind::Reconcile, Side::Tidemark, gate_at, m, true)?
         .reconciles_per_second
         .unwrap_or(0.0);
     let rec_peer = match largest_peer {
@@ -309,11 +302,7 @@ pub fn run(options: &Options) -> anyhow::Result<BenchReport> {
         concurrency: cores,
         reconciles_per_second: Compared::new(rec_on, rec_peer, Better::Higher),
     });
-    report.gate = Some(GateRun {
-        pods: gate_at,
-        churn_events_per_second: OnOff::new(gate_churn_on.unwrap_or(0.0), churn_off_peak),
-        reconciles_per_second: OnOff::new(rec_on, rec_off),
-    });
+    report.gate = Some(GateRun::new(gate_at, cores, gate_pairs));
     runner.steps.step("wake latency");
     let slow = crate::slowdown::Slowdown::from_env();
     let park = wake::measure(plan.wake_keys, Strategy::Park);
