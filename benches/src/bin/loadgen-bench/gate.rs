@@ -147,7 +147,6 @@ pub fn measure(seed: &Seed, shards: usize) -> anyhow::Result<Vec<GatePair>> {
     let mut on = Side::new(&slices, true, version);
     let mut off = Side::new(&slices, false, version);
     let mut first = seed.revision + 1;
-    let mut round = 0u64;
     // Both sides see the same events in the same order: round r's for one, then for the other.
     let owners: u64 = slices.replicasets.iter().map(|r| r.len() as u64).sum();
     let run = |side: &mut Side, round: u64, first: u64| -> anyhow::Result<f64> {
@@ -164,6 +163,7 @@ pub fn measure(seed: &Seed, shards: usize) -> anyhow::Result<Vec<GatePair>> {
     };
     let mut pairs = Vec::with_capacity(PAIRS);
     for pair in 0..=PAIRS {
+        let round = pair as u64;
         let on_first = pair % 2 == 0;
         let (a, b) = if on_first {
             (&mut on, &mut off)
@@ -173,7 +173,6 @@ pub fn measure(seed: &Seed, shards: usize) -> anyhow::Result<Vec<GatePair>> {
         let first_rate = run(a, round, first)?;
         let second_rate = run(b, round, first)?;
         first += events_per_round;
-        round += 1;
         let (on_rate, off_rate) = if on_first {
             (first_rate, second_rate)
         } else {
