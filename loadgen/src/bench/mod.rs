@@ -6,6 +6,7 @@ pub mod chart;
 pub mod label_place;
 pub mod plots;
 pub mod pods;
+pub mod pods_protobuf;
 pub mod regression;
 pub mod report;
 pub mod schema;

@@ -15,7 +15,7 @@ pub fn namespace_of(rs: u64) -> String {
 
 /// A template split around its placeholders; rendering concatenates the parts.
 #[derive(Debug, Clone)]
-struct Template {
+pub(super) struct Template {
     parts: Vec<Part>,
 }
 
@@ -42,7 +42,7 @@ const PLACEHOLDERS: [(&str, Part); 7] = [
 ];
 
 impl Template {
-    fn new(text: &str) -> Self {
+    pub(super) fn new(text: &str) -> Self {
         let mut parts = Vec::new();
         let mut rest = text;
         loop {
@@ -65,7 +65,12 @@ impl Template {
         Self { parts }
     }
 
-    fn render_into(&self, out: &mut Vec<u8>, pod: &PodFields<'_>) {
+    /// Whether it has a placeholder.
+    pub(super) fn has_placeholders(&self) -> bool {
+        self.parts.iter().any(|p| !matches!(p, Part::Text(_)))
+    }
+
+    pub(super) fn render_into(&self, out: &mut Vec<u8>, pod: &PodFields<'_>) {
         use std::io::Write;
         for part in &self.parts {
             // Writing into a Vec cannot fail.
@@ -91,12 +96,13 @@ impl Template {
     }
 }
 
-struct PodFields<'a> {
-    index: u64,
-    owner: u64,
-    namespace: &'a str,
-    rv: u64,
-    restarts: u64,
+/// What a rendered Pod's placeholders are filled with.
+pub(super) struct PodFields<'a> {
+    pub(super) index: u64,
+    pub(super) owner: u64,
+    pub(super) namespace: &'a str,
+    pub(super) rv: u64,
+    pub(super) restarts: u64,
 }
 
 /// Renders realistic Pods. Four variants (more or fewer managedFields entries, env vars and
@@ -104,29 +110,43 @@ struct PodFields<'a> {
 #[derive(Debug, Clone)]
 pub struct PodTemplates {
     variants: Vec<Template>,
+    /// The variants' JSON text, placeholders in place (what the protobuf templates are built from).
+    texts: Vec<String>,
     replicasets: u64,
 }
 
 impl PodTemplates {
     /// Templates for Pods owned by `replicasets` ReplicaSets.
     pub fn new(replicasets: u64) -> Self {
-        let variants = [(4, 3, 2), (6, 5, 3), (8, 7, 4), (10, 9, 5)]
+        let texts: Vec<String> = [(4, 3, 2), (6, 5, 3), (8, 7, 4), (10, 9, 5)]
             .into_iter()
-            .map(|(managed, env, annotations)| {
-                Template::new(&pod_template_text(managed, env, annotations))
-            })
+            .map(|(managed, env, annotations)| pod_template_text(managed, env, annotations))
             .collect();
         Self {
-            variants,
+            variants: texts.iter().map(|t| Template::new(t)).collect(),
+            texts,
             replicasets: replicasets.max(1),
         }
     }
 
+    /// The variants' JSON text with the placeholders in place.
+    pub(super) fn texts(&self) -> &[String] {
+        &self.texts
+    }
+
+    /// Which variant Pod `index` is rendered from, and its owner and namespace.
+    pub(super) fn identity(&self, index: u64) -> (usize, u64, String) {
+        let owner = owner_of(index, self.replicasets);
+        let variant = (index % self.variants.len() as u64) as usize;
+        (variant, owner, namespace_of(owner))
+    }
+
     /// Pod `index` at resourceVersion `rv` with `restarts` container restarts, appended to `out`.
     pub fn render_into(&self, out: &mut Vec<u8>, index: u64, rv: u64, restarts: u64) {
-        let owner = owner_of(index, self.replicasets);
-        let namespace = namespace_of(owner);
-        let variant = &self.variants[(index % self.variants.len() as u64) as usize];
+        let (variant, owner, namespace) = self.identity(index);
+        let Some(variant) = self.variants.get(variant) else {
+            return;
+        };
         variant.render_into(
             out,
             &PodFields {

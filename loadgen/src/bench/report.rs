@@ -105,11 +105,16 @@ pub fn markdown(r: &BenchReport) -> String {
         }
     }
     if !r.wire.is_empty() {
-        out.push_str("\n### The sync over JSON and with Pods over protobuf\n\nTidemark and the null client each read the format; the reflector reads JSON in both rows.\n\n| Pods | wire | Tidemark s | null client s | Tidemark / null | reflector / Tidemark | jemalloc B/Pod |\n|---|---|---|---|---|---|---|\n");
+        out.push_str("\n### The sync over JSON and with Pods over protobuf\n\nTidemark and the null client each read the format; the reflector reads JSON in both rows.\n\n| Pods | wire | Tidemark s | null client s | Tidemark / null | reflector / Tidemark | jemalloc B/Pod | churn sustained, Tidemark / null events/s | peak, Tidemark / null events/s |\n|---|---|---|---|---|---|---|---|---|\n");
         for w in &r.wire {
             for (name, side) in [("JSON", &w.json), ("protobuf", &w.protobuf)] {
+                let churn = |c: Option<AgainstNull>| {
+                    c.map_or("-".to_string(), |c| {
+                        format!("{} / {}", num(c.tidemark), num(c.null_client))
+                    })
+                };
                 out.push_str(&format!(
-                    "| {} | {name} | {:.3} | {:.3} | {} | {} | {:.0} |\n",
+                    "| {} | {name} | {:.3} | {:.3} | {} | {} | {:.0} | {} | {} |\n",
                     w.pods,
                     side.sync_seconds.tidemark,
                     side.sync_seconds.null_client,
@@ -119,6 +124,8 @@ pub fn markdown(r: &BenchReport) -> String {
                     side.peer_sync_ratio
                         .map_or("-".to_string(), |t| format!("{t:.2}x")),
                     side.jemalloc_bytes_per_object,
+                    churn(side.sustained_events_per_second),
+                    churn(side.peak_events_per_second),
                 ));
             }
         }

@@ -153,6 +153,13 @@ pub struct WireSide {
     pub peer_sync_ratio: Option<f64>,
     /// Tidemark's jemalloc bytes per Pod after the sync.
     pub jemalloc_bytes_per_object: f64,
+    /// Tidemark's sustained churn (the highest offered rate it kept up with) beside the null
+    /// client's, both reading this format (absent in reports older than it).
+    #[serde(default)]
+    pub sustained_events_per_second: Option<AgainstNull>,
+    /// The same for the peak delivery rate.
+    #[serde(default)]
+    pub peak_events_per_second: Option<AgainstNull>,
 }
 
 /// The initial sync over JSON and over protobuf (Pods in protobuf, ReplicaSets in JSON, as

@@ -40,15 +40,17 @@ struct Kind {
 struct Log {
     /// Revision of `lines[0]`.
     first: u64,
+    /// In the kind's wire format: JSON lines, or protobuf frames for Pods of a protobuf server.
     lines: VecDeque<Bytes>,
 }
 
 /// The shared state.
 #[derive(Debug)]
 struct Shared {
+    /// Pods, as JSON or (on a protobuf server) as `Pod` messages.
     pods: Kind,
-    /// The Pods' protobuf messages, in list order, when the server serves protobuf.
-    pods_protobuf: Option<RwLock<Vec<Bytes>>>,
+    /// How Pods are held and served.
+    pod_wire: Wire,
     replicasets: Kind,
     revision: AtomicU64,
     head: watch::Sender<u64>,
@@ -75,8 +77,10 @@ pub struct BenchServerConfig {
     /// Plain HTTP without credentials (default false: HTTPS, a bearer token required), to
     /// measure what TLS costs.
     pub plain_http: bool,
-    /// Pods are also held in protobuf (written once at start, and on every change) and served
-    /// so to clients that ask for it first; everyone else still gets JSON.
+    /// Pods are held and served in protobuf only, as `Pod` messages (to clients that ask for
+    /// protobuf first: Tidemark, the null client); a Pod request that does not gets `406`.
+    /// A run serves its Pods in one format so the generator renders each change once, as
+    /// kube-apiserver encodes an event once per format asked for.
     pub protobuf: bool,
 }
 
@@ -89,6 +93,18 @@ impl Default for BenchServerConfig {
             protobuf: false,
         }
     }
+}
+
+/// What the bench server holds at start.
+#[derive(Debug, Clone, Default)]
+pub struct BenchObjects {
+    /// The Pods in list order, resourceVersions at most `revision`: JSON, or `Pod` messages
+    /// when the server serves protobuf.
+    pub pods: Vec<Bytes>,
+    /// The ReplicaSets' JSON.
+    pub replicasets: Vec<Bytes>,
+    /// The revision after them.
+    pub revision: u64,
 }
 
 /// Which kind an event or a seed is of.
@@ -150,33 +166,27 @@ async fn bearer_only(
 }
 
 impl BenchServer {
-    /// Binds loopback and serves `pods` and `replicasets` (pre-encoded JSON objects whose
-    /// resourceVersions are at most `revision`) on the current tokio runtime.
-    pub async fn start(
-        config: BenchServerConfig,
-        pods: Vec<Bytes>,
-        replicasets: Vec<Bytes>,
-        revision: u64,
-    ) -> std::io::Result<Self> {
+    /// Binds loopback and serves `objects` on the current tokio runtime.
+    pub async fn start(config: BenchServerConfig, objects: BenchObjects) -> std::io::Result<Self> {
+        let BenchObjects {
+            pods,
+            replicasets,
+            revision,
+        } = objects;
         let (head, _) = watch::channel(revision);
         let kind = |objects| Kind {
             objects: RwLock::new(objects),
             log: RwLock::new(Log {
                 first: revision + 1,
-                lines: VecDeque::new(),
+                ..Log::default()
             }),
         };
-        let pods_protobuf = if config.protobuf {
-            Some(RwLock::new(
-                pods.iter()
-                    .map(|p| protobuf_pod(p))
-                    .collect::<std::io::Result<Vec<_>>>()?,
-            ))
-        } else {
-            None
-        };
         let shared = Arc::new(Shared {
-            pods_protobuf,
+            pod_wire: if config.protobuf {
+                Wire::Protobuf
+            } else {
+                Wire::Json
+            },
             pods: kind(pods),
             replicasets: kind(replicasets),
             revision: AtomicU64::new(revision),
@@ -244,27 +254,17 @@ impl BenchServer {
         self.shared.revision.load(Ordering::Acquire)
     }
 
-    /// Replaces Pod `index` with `object` (rendered at the next revision, which the caller
-    /// takes from [`revision`](Self::revision) + 1) and appends its MODIFIED event. Objects
-    /// must be appended by one writer at a time. Returns the new revision.
+    /// Replaces Pod `index` with `object` (in the server's Pod format, rendered at the next
+    /// revision, which the caller takes from [`revision`](Self::revision) + 1) and appends its
+    /// MODIFIED event. Objects must be appended by one writer at a time. Returns the new
+    /// revision.
     pub fn modify_pods(&self, batch: Vec<(usize, Bytes)>) -> u64 {
         let kind = &self.shared.pods;
-        let mut lines = Vec::with_capacity(batch.len());
-        for (_, object) in &batch {
-            lines.push(event_line("MODIFIED", object));
-        }
-        if let Some(protobuf) = &self.shared.pods_protobuf {
-            let encoded: Vec<_> = batch
-                .iter()
-                .map(|(index, object)| (*index, protobuf_pod(object)))
-                .collect();
-            let mut objects = protobuf.write();
-            for (index, object) in encoded {
-                if let (Some(slot), Ok(object)) = (objects.get_mut(index), object) {
-                    *slot = object;
-                }
-            }
-        }
+        let wire = self.shared.pod_wire;
+        let lines: Vec<Bytes> = batch
+            .iter()
+            .map(|(_, object)| event(wire, "MODIFIED", object))
+            .collect();
         {
             let mut objects = kind.objects.write();
             for (index, object) in batch {
@@ -293,12 +293,15 @@ impl BenchServer {
     }
 }
 
-/// A Pod's JSON as its protobuf message.
-fn protobuf_pod(json: &[u8]) -> std::io::Result<Bytes> {
-    let value: serde_json::Value = serde_json::from_slice(json).map_err(std::io::Error::other)?;
-    crate::protobuf::encode_pod(&value)
-        .map(Bytes::from)
-        .map_err(std::io::Error::other)
+/// A watch event of `kind` around `object`, in `wire`.
+fn event(wire: Wire, kind: &str, object: &[u8]) -> Bytes {
+    match wire {
+        Wire::Json => event_line(kind, object),
+        Wire::Protobuf => Bytes::from(crate::protobuf::watch_frame(
+            kind,
+            &crate::protobuf::wrap("v1", "Pod", object),
+        )),
+    }
 }
 
 fn event_line(kind: &str, object: &[u8]) -> Bytes {
@@ -346,14 +349,21 @@ async fn serve_pods(
     headers: axum::http::HeaderMap,
 ) -> Response {
     let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
-    if s.pods_protobuf.is_some() && crate::protobuf::prefers_protobuf(accept) {
-        return if q.get("watch").is_some_and(|w| w == "true" || w == "1") {
-            protobuf_watch(watch_response(&s, BenchKind::Pods, &q))
-        } else {
-            protobuf_list(&s, &q)
-        };
+    match s.pod_wire {
+        Wire::Json => serve(&s, BenchKind::Pods, &q),
+        Wire::Protobuf if !crate::protobuf::prefers_protobuf(accept) => json(
+            StatusCode::NOT_ACCEPTABLE,
+            status_body(
+                406,
+                "NotAcceptable",
+                "this bench server holds its Pods in protobuf only",
+            ),
+        ),
+        Wire::Protobuf if q.get("watch").is_some_and(|w| w == "true" || w == "1") => {
+            watch_response(&s, BenchKind::Pods, &q)
+        }
+        Wire::Protobuf => protobuf_list(&s, &q),
     }
-    serve(&s, BenchKind::Pods, &q)
 }
 
 /// Which page a list request asks for.
@@ -395,9 +405,6 @@ fn window(s: &Shared, q: &HashMap<String, String>) -> Result<Window, Box<Respons
 
 /// A page of the Pods in protobuf: the pages and continue tokens of [`list_response`].
 fn protobuf_list(s: &Shared, q: &HashMap<String, String>) -> Response {
-    let Some(pods) = &s.pods_protobuf else {
-        return not_found_now();
-    };
     let Window {
         revision,
         offset,
@@ -406,7 +413,7 @@ fn protobuf_list(s: &Shared, q: &HashMap<String, String>) -> Response {
         Ok(w) => w,
         Err(refused) => return *refused,
     };
-    let objects = pods.read();
+    let objects = s.pods.objects.read();
     let end = offset.saturating_add(limit).min(objects.len());
     let items: Vec<&[u8]> = objects
         .get(offset.min(end)..end)
@@ -424,38 +431,6 @@ fn protobuf_list(s: &Shared, q: &HashMap<String, String>) -> Response {
         body,
     )
         .into_response()
-}
-
-/// A JSON watch response's lines as protobuf frames.
-fn protobuf_watch(json_watch: Response) -> Response {
-    use futures::StreamExt as _;
-    let frames = json_watch.into_body().into_data_stream().map(|chunk| {
-        chunk.map(|chunk| {
-            let mut out = BytesMut::new();
-            for line in chunk.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
-                match crate::protobuf::frame_from_json_event(line) {
-                    Ok(frame) => out.extend_from_slice(&frame),
-                    Err(e) => {
-                        tracing::error!(error = %e, "bench watch event not written in protobuf")
-                    }
-                }
-            }
-            out.freeze()
-        })
-    });
-    (
-        StatusCode::OK,
-        [(header::CONTENT_TYPE, crate::protobuf::WATCH_MEDIA_TYPE)],
-        Body::from_stream(frames),
-    )
-        .into_response()
-}
-
-fn not_found_now() -> Response {
-    json(
-        StatusCode::NOT_FOUND,
-        status_body(404, "NotFound", "not served by the bench server"),
-    )
 }
 
 async fn serve_replicasets(
@@ -521,6 +496,39 @@ fn list_response(s: &Shared, which: BenchKind, q: &HashMap<String, String>) -> R
     json(StatusCode::OK, body.freeze())
 }
 
+/// How a watch is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wire {
+    /// JSON lines.
+    Json,
+    /// Length-prefixed protobuf frames (Pods only).
+    Protobuf,
+}
+
+fn bookmark(which: BenchKind, revision: u64, wire: Wire) -> Bytes {
+    match wire {
+        Wire::Json => bookmark_line(which, revision),
+        Wire::Protobuf => Bytes::from(crate::protobuf::watch_frame(
+            "BOOKMARK",
+            &crate::protobuf::bookmark_pod(&revision.to_string()),
+        )),
+    }
+}
+
+fn gone(revision: u64, wire: Wire) -> Bytes {
+    match wire {
+        Wire::Json => gone_line(revision),
+        Wire::Protobuf => Bytes::from(crate::protobuf::watch_frame(
+            "ERROR",
+            &crate::protobuf::status(
+                410,
+                "Expired",
+                &format!("too old resource version: {revision}"),
+            ),
+        )),
+    }
+}
+
 fn bookmark_line(which: BenchKind, revision: u64) -> Bytes {
     let (kind, api_version) = match which {
         BenchKind::Pods => ("Pod", "v1"),
@@ -549,23 +557,28 @@ enum Next {
 
 fn read_after(kind: &Kind, from: u64) -> Next {
     let log = kind.log.read();
+    let events = &log.lines;
     if from + 1 < log.first {
         return Next::Gone;
     }
     let start = (from + 1 - log.first) as usize;
-    if start >= log.lines.len() {
+    if start >= events.len() {
         return Next::Nothing;
     }
-    let end = (start + CHUNK_EVENTS).min(log.lines.len());
-    let size: usize = log.lines.range(start..end).map(Bytes::len).sum();
+    let end = (start + CHUNK_EVENTS).min(events.len());
+    let size: usize = events.range(start..end).map(Bytes::len).sum();
     let mut chunk = BytesMut::with_capacity(size);
-    for line in log.lines.range(start..end) {
+    for line in events.range(start..end) {
         chunk.extend_from_slice(line);
     }
     Next::Lines(chunk.freeze(), log.first + end as u64 - 1)
 }
 
 fn watch_response(s: &Arc<Shared>, which: BenchKind, q: &HashMap<String, String>) -> Response {
+    let wire = match which {
+        BenchKind::Pods => s.pod_wire,
+        BenchKind::ReplicaSets => Wire::Json,
+    };
     let from = q
         .get("resourceVersion")
         .and_then(|r| r.parse::<u64>().ok())
@@ -598,7 +611,7 @@ fn watch_response(s: &Arc<Shared>, which: BenchKind, q: &HashMap<String, String>
                     continue;
                 }
                 Next::Gone => {
-                    let _ = tx.send(Ok(gone_line(pos))).await;
+                    let _ = tx.send(Ok(gone(pos, wire))).await;
                     return;
                 }
                 Next::Nothing => {}
@@ -613,7 +626,7 @@ fn watch_response(s: &Arc<Shared>, which: BenchKind, q: &HashMap<String, String>
                             BenchKind::ReplicaSets => shared.revision.load(Ordering::Acquire),
                         };
                         pos = pos.max(revision);
-                        if tx.send(Ok(bookmark_line(which, revision))).await.is_err() {
+                        if tx.send(Ok(bookmark(which, revision, wire))).await.is_err() {
                             return;
                         }
                     }
@@ -622,10 +635,16 @@ fn watch_response(s: &Arc<Shared>, which: BenchKind, q: &HashMap<String, String>
             }
         }
     });
-    json(
-        StatusCode::OK,
-        Body::from_stream(tokio_stream::wrappers::ReceiverStream::new(rx)),
-    )
+    let body = Body::from_stream(tokio_stream::wrappers::ReceiverStream::new(rx));
+    match wire {
+        Wire::Json => json(StatusCode::OK, body),
+        Wire::Protobuf => (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, crate::protobuf::WATCH_MEDIA_TYPE)],
+            body,
+        )
+            .into_response(),
+    }
 }
 
 #[cfg(test)]
@@ -641,7 +660,12 @@ mod tests {
     #[tokio::test]
     async fn a_paged_list_returns_every_pod_once_at_one_revision() {
         let pods: Vec<Bytes> = (1..=5).map(|i| pod(&format!("p{i}"), i)).collect();
-        let server = BenchServer::start(BenchServerConfig::default(), pods, vec![], 5)
+        let objects = BenchObjects {
+            pods,
+            revision: 5,
+            ..BenchObjects::default()
+        };
+        let server = BenchServer::start(BenchServerConfig::default(), objects)
             .await
             .expect("start");
         let shared = server.shared.clone();
@@ -674,9 +698,12 @@ mod tests {
             window: 2,
             ..BenchServerConfig::default()
         };
-        let server = BenchServer::start(config, vec![pod("p0", 1)], vec![], 1)
-            .await
-            .expect("start");
+        let objects = BenchObjects {
+            pods: vec![pod("p0", 1)],
+            revision: 1,
+            ..BenchObjects::default()
+        };
+        let server = BenchServer::start(config, objects).await.expect("start");
         for rv in 2..=4 {
             server.modify_pods(vec![(0, pod("p0", rv))]);
         }
@@ -691,6 +718,51 @@ mod tests {
         }
         assert!(matches!(read_after(kind, 1), Next::Gone));
         assert!(matches!(read_after(kind, 4), Next::Nothing));
+        server.shutdown();
+    }
+
+    #[tokio::test]
+    async fn a_protobuf_server_writes_each_change_as_the_frame_of_its_json_and_refuses_json() {
+        let json = crate::bench::pods::PodTemplates::new(4);
+        let protobuf =
+            crate::bench::pods_protobuf::PodProtobufTemplates::new(&json).expect("templates");
+        let config = BenchServerConfig {
+            protobuf: true,
+            ..BenchServerConfig::default()
+        };
+        let objects = BenchObjects {
+            pods: (0..8)
+                .map(|i| Bytes::from(protobuf.render(i, i + 1, 0)))
+                .collect(),
+            revision: 8,
+            ..BenchObjects::default()
+        };
+        let server = BenchServer::start(config, objects).await.expect("start");
+        let mut expected = Vec::new();
+        for (rv, index) in [(9, 3u64), (10, 5), (11, 3)] {
+            server.modify_pods(vec![(
+                index as usize,
+                Bytes::from(protobuf.render(index, rv, rv)),
+            )]);
+            let value: serde_json::Value =
+                serde_json::from_slice(&json.render(index, rv, rv)).expect("JSON");
+            let message = crate::protobuf::encode_pod(&value).expect("encode");
+            expected.extend(crate::protobuf::watch_frame(
+                "MODIFIED",
+                &crate::protobuf::wrap("v1", "Pod", &message),
+            ));
+        }
+        match read_after(&server.shared.pods, 8) {
+            Next::Lines(chunk, last) => assert_eq!((chunk.to_vec(), last), (expected, 11)),
+            _ => panic!("expected frames"),
+        }
+        let refused = serve_pods(
+            State(server.shared.clone()),
+            Query(HashMap::new()),
+            axum::http::HeaderMap::new(),
+        )
+        .await;
+        assert_eq!(refused.status(), StatusCode::NOT_ACCEPTABLE);
         server.shutdown();
     }
 }

@@ -138,7 +138,7 @@ pub fn spawn(args: &PhaseArgs, protobuf: bool) -> anyhow::Result<PhaseOut> {
 
 /// The child's side: runs the phase here and returns its figures.
 pub fn run(args: &PhaseArgs) -> anyhow::Result<PhaseOut> {
-    let seed = seed::render(args.pods, args.replicasets);
+    let seed = seed::render(args.pods, args.replicasets).context("protobuf templates")?;
     let ramp = Ramp {
         rates: args.rates.clone(),
         step_seconds: args.step_seconds,
@@ -184,7 +184,7 @@ pub fn run(args: &PhaseArgs) -> anyhow::Result<PhaseOut> {
                     let watermark: churn::Watermark =
                         Arc::new(move || state.watermark.load(Ordering::Acquire));
                     let _slow = crate::slowdown::Slowdown::from_env();
-                    out.churn = churn::ramp(&server, &seed.templates, args.pods, &ramp, watermark);
+                    out.churn = churn::ramp(&server, &seed, args.pods, &ramp, watermark);
                 }
                 manager.stop();
                 server.shutdown();
@@ -213,7 +213,7 @@ pub fn run(args: &PhaseArgs) -> anyhow::Result<PhaseOut> {
                 let mark = watched.clone();
                 let watermark: churn::Watermark =
                     Arc::new(move || mark.watermark.load(Ordering::Acquire));
-                out.churn = churn::ramp(&server, &seed.templates, args.pods, &ramp, watermark);
+                out.churn = churn::ramp(&server, &seed, args.pods, &ramp, watermark);
                 // Every version the watermark passed is a line read: only Pods change.
                 let passed = watched
                     .watermark
@@ -252,10 +252,9 @@ pub fn run(args: &PhaseArgs) -> anyhow::Result<PhaseOut> {
                             peer::follow(stream, mark.clone());
                             let watermark: churn::Watermark =
                                 Arc::new(move || mark.load(Ordering::Acquire));
-                            let templates = seed.templates.clone();
                             let pods = args.pods;
                             out.churn = tokio::task::block_in_place(|| {
-                                churn::ramp(&server, &templates, pods, &ramp, watermark)
+                                churn::ramp(&server, &seed, pods, &ramp, watermark)
                             });
                         }
                         drop(store);

@@ -3,12 +3,12 @@
 //! resourceVersion whose event is in the cache) and records every event's event-to-cache latency
 //! (from just before the server publishes it); resolution is the sampler's period, ~0.1 ms.
 
+use crate::seed::Seed;
 use hdrhistogram::Histogram;
 use parking_lot::{Mutex, RwLock};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-use tidemark_loadgen::bench::pods::PodTemplates;
 use tidemark_loadgen::bench::schema::ChurnStep;
 use tidemark_loadgen::bench::server::BenchServer;
 
@@ -33,14 +33,16 @@ fn percentile(h: Option<&Histogram<u64>>, q: f64) -> f64 {
 }
 
 /// Runs the ramp against `server` and returns one step per offered rate (it stops after the
-/// first step that fell behind).
+/// first step that fell behind). Changed Pods are rendered from `seed`'s templates, in
+/// protobuf when it has protobuf templates (the server then holds Pods in protobuf).
 pub fn ramp(
     server: &BenchServer,
-    templates: &PodTemplates,
+    seed: &Seed,
     pods: u64,
     ramp: &Ramp,
     watermark: Watermark,
 ) -> Vec<ChurnStep> {
+    let (templates, protobuf) = (&seed.templates, seed.protobuf.as_ref());
     let base = server.revision();
     let times: Arc<RwLock<Vec<Instant>>> = Arc::default();
     let latencies: Arc<Mutex<Vec<u32>>> = Arc::default();
@@ -97,7 +99,11 @@ pub fn ramp(
                 .map(|k| {
                     let index = (cursor + k) % pods;
                     let restarts = (cursor + k) / pods + 1;
-                    let object = templates.render(index, rev0 + 1 + k, restarts);
+                    let rv = rev0 + 1 + k;
+                    let object = match protobuf {
+                        Some(t) => t.render(index, rv, restarts),
+                        None => templates.render(index, rv, restarts),
+                    };
                     (index as usize, bytes::Bytes::from(object))
                 })
                 .collect();

@@ -195,7 +195,7 @@ mod tests {
 
     #[test]
     fn each_round_reconciles_every_owner_with_the_gate_on_and_off() {
-        let seed = crate::seed::render(200, 20);
+        let seed = crate::seed::render(200, 20).expect("seed");
         let slices = slices(&seed, 2).expect("slices");
         let version = ResourceVersion::new(seed.revision).expect("version");
         for gate in [true, false] {
@@ -216,7 +216,7 @@ mod tests {
 
     #[test]
     fn a_measurement_has_every_pair_with_alternating_order() {
-        let pairs = measure(&crate::seed::render(100, 10), 2).expect("measure");
+        let pairs = measure(&crate::seed::render(100, 10).expect("seed"), 2).expect("measure");
         assert_eq!(pairs.len(), PAIRS);
         assert!(pairs.iter().all(|p| p.on > 0.0 && p.off > 0.0));
         assert!(pairs.windows(2).all(|w| w[0].on_first != w[1].on_first));

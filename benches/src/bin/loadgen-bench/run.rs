@@ -123,22 +123,36 @@ fn sync_run(pods: u64, replicasets: u64, tidemark: &PhaseOut, peer: Option<&Phas
     }
 }
 
-/// The initial sync over JSON and over protobuf at `pods`: Tidemark's and the null client's
-/// (`[tidemark, null]` each), and the reflector's (JSON only) when it ran.
+/// The initial sync and churn over JSON and over protobuf at `pods`: Tidemark's and the null
+/// client's (`[tidemark, null]` each: sync phases, then churn phases), and the reflector's sync
+/// (JSON only) when it ran.
 fn wire_run(
     pods: u64,
-    json: [&PhaseOut; 2],
-    protobuf: [&PhaseOut; 2],
+    json: [[&PhaseOut; 2]; 2],
+    protobuf: [[&PhaseOut; 2]; 2],
     peer: Option<&PhaseOut>,
 ) -> WireRun {
     let seconds = |p: &PhaseOut| p.sync.unwrap_or_default().seconds;
-    let side = |[t, n]: [&PhaseOut; 2]| WireSide {
-        sync_seconds: AgainstNull::new(seconds(t), seconds(n), Better::Lower),
-        peer_sync_ratio: peer
-            .map(seconds)
-            .filter(|_| seconds(t) > 0.0)
-            .map(|p| p / seconds(t)),
-        jemalloc_bytes_per_object: t.sync.unwrap_or_default().jemalloc_bytes_per_object,
+    let side = |[[t, n], [t_churn, n_churn]]: [[&PhaseOut; 2]; 2]| {
+        let (t_sustained, t_peak) = summary(&t_churn.churn);
+        let (n_sustained, n_peak) = summary(&n_churn.churn);
+        let offered = |s: Option<&tidemark_loadgen::bench::schema::ChurnStep>| {
+            s.map_or(0.0, |s| s.offered_per_second)
+        };
+        WireSide {
+            sync_seconds: AgainstNull::new(seconds(t), seconds(n), Better::Lower),
+            peer_sync_ratio: peer
+                .map(seconds)
+                .filter(|_| seconds(t) > 0.0)
+                .map(|p| p / seconds(t)),
+            jemalloc_bytes_per_object: t.sync.unwrap_or_default().jemalloc_bytes_per_object,
+            sustained_events_per_second: Some(AgainstNull::new(
+                offered(t_sustained),
+                offered(n_sustained),
+                Better::Higher,
+            )),
+            peak_events_per_second: Some(AgainstNull::new(t_peak, n_peak, Better::Higher)),
+        }
     };
     WireRun {
         pods,
@@ -193,7 +207,8 @@ pub fn run(options: &Options) -> anyhow::Result<BenchReport> {
         .iter()
         .map(|&n| {
             let sides = 1 + u64::from(peer_at(n)) + u64::from(plan.null_client);
-            // The null client adds the protobuf syncs, Tidemark's and its own.
+            // The null client adds the protobuf churn phases (a sync, then churn), Tidemark's
+            // and its own.
             2 * sides + 2 * u64::from(plan.null_client)
         })
         .sum::<u64>()
@@ -257,14 +272,15 @@ pub fn run(options: &Options) -> anyhow::Result<BenchReport> {
             report
                 .null_client
                 .push(null_client_run(n, &t_sync, &run, &null_sync, &null_churn));
+            // Over protobuf, the churn phases' own syncs are the sync figures.
             let t_protobuf =
-                runner.phase_over(PhaseKind::Sync, Side::Tidemark, n, m, false, true)?;
+                runner.phase_over(PhaseKind::Churn, Side::Tidemark, n, m, false, true)?;
             let null_protobuf =
-                runner.phase_over(PhaseKind::Sync, Side::Null, n, m, false, true)?;
+                runner.phase_over(PhaseKind::Churn, Side::Null, n, m, false, true)?;
             report.wire.push(wire_run(
                 n,
-                [&t_sync, &null_sync],
-                [&t_protobuf, &null_protobuf],
+                [[&t_sync, &null_sync], [&t_churn, &null_churn]],
+                [[&t_protobuf, &null_protobuf], [&t_protobuf, &null_protobuf]],
                 p_sync.as_ref(),
             ));
         }

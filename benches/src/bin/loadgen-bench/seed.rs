@@ -5,7 +5,8 @@
 use bytes::Bytes;
 use tidemark_benches::realistic_replicaset_json;
 use tidemark_loadgen::bench::pods::{PodTemplates, replicaset_json};
-use tidemark_loadgen::bench::server::{BenchServer, BenchServerConfig};
+use tidemark_loadgen::bench::pods_protobuf::{PodProtobufTemplates, TemplateError};
+use tidemark_loadgen::bench::server::{BenchObjects, BenchServer, BenchServerConfig};
 
 /// What was seeded.
 #[derive(Debug, Clone)]
@@ -16,6 +17,8 @@ pub struct Seed {
     pub replicasets: Vec<Bytes>,
     /// The templates (for churn).
     pub templates: PodTemplates,
+    /// The same Pods' protobuf templates, when the server serves protobuf ([`protobuf`]).
+    pub protobuf: Option<PodProtobufTemplates>,
     /// The revision after seeding.
     pub revision: u64,
 }
@@ -27,8 +30,9 @@ pub fn lean_owners() -> bool {
     std::env::var("TIDEMARK_BENCH_LEAN_OWNERS").is_ok_and(|v| v == "1")
 }
 
-/// Renders `pods` Pods and `replicasets` ReplicaSets.
-pub fn render(pods: u64, replicasets: u64) -> Seed {
+/// Renders `pods` Pods and `replicasets` ReplicaSets, with the Pods' protobuf templates when
+/// the server is to serve protobuf.
+pub fn render(pods: u64, replicasets: u64) -> Result<Seed, TemplateError> {
     let replicasets = replicasets.max(1);
     let owner = if lean_owners() {
         replicaset_json
@@ -45,12 +49,15 @@ pub fn render(pods: u64, replicasets: u64) -> Seed {
             Bytes::from(owner(r, replicas, pods + r + 1))
         })
         .collect();
-    Seed {
+    Ok(Seed {
         pods: pod_bytes,
         replicasets: rs_bytes,
+        protobuf: protobuf()
+            .then(|| PodProtobufTemplates::new(&templates))
+            .transpose()?,
         templates,
         revision: pods + replicasets,
-    }
+    })
 }
 
 /// `TIDEMARK_BENCH_PLAIN_HTTP=1` serves plain HTTP without credentials: how PERF.md
@@ -59,14 +66,21 @@ pub fn plain_http() -> bool {
     std::env::var("TIDEMARK_BENCH_PLAIN_HTTP").is_ok_and(|v| v == "1")
 }
 
-/// `TIDEMARK_BENCH_PROTOBUF=1` has the bench server hold its Pods in protobuf too and serve them
-/// so to clients that ask first (Tidemark, the null client); the reflector keeps reading JSON.
+/// `TIDEMARK_BENCH_PROTOBUF=1` has the bench server hold and serve its Pods in protobuf only
+/// (Tidemark and the null client ask for it first; the reflector runs in JSON phases only).
 pub fn protobuf() -> bool {
     std::env::var("TIDEMARK_BENCH_PROTOBUF").is_ok_and(|v| v == "1")
 }
 
-/// Starts the bench server with `seed` on the current tokio runtime.
+/// Starts the bench server with `seed` on the current tokio runtime (its Pods rendered from
+/// the protobuf templates when it serves protobuf).
 pub async fn serve(seed: &Seed, window: usize) -> std::io::Result<BenchServer> {
+    let pods = match &seed.protobuf {
+        Some(templates) => (0..seed.pods.len() as u64)
+            .map(|i| Bytes::from(templates.render(i, i + 1, 0)))
+            .collect(),
+        None => seed.pods.clone(),
+    };
     BenchServer::start(
         BenchServerConfig {
             window,
@@ -74,9 +88,11 @@ pub async fn serve(seed: &Seed, window: usize) -> std::io::Result<BenchServer> {
             protobuf: protobuf(),
             ..BenchServerConfig::default()
         },
-        seed.pods.clone(),
-        seed.replicasets.clone(),
-        seed.revision,
+        BenchObjects {
+            pods,
+            replicasets: seed.replicasets.clone(),
+            revision: seed.revision,
+        },
     )
     .await
 }
@@ -87,7 +103,7 @@ mod tests {
 
     #[test]
     fn every_replicaset_gets_its_share_of_the_pods() {
-        let seed = render(10, 3);
+        let seed = render(10, 3).expect("seed");
         assert_eq!(seed.pods.len(), 10);
         assert_eq!(seed.revision, 13);
         let replicas: u64 = seed

@@ -38,7 +38,7 @@ pub fn all(r: &BenchReport) -> Vec<TargetCheck> {
     };
     let mut out = vec![
         check(
-            "sync of 1,000,000 Pods",
+            "sync of 1,000,000 Pods, JSON",
             "< 20 s",
             million.map(|s| {
                 (
@@ -48,47 +48,70 @@ pub fn all(r: &BenchReport) -> Vec<TargetCheck> {
             }),
         ),
         check(
-            "sync against the kube-rs reflector",
-            ">= 3x faster",
-            largest_peer.and_then(|s| {
-                s.sync_seconds
-                    .ratio
-                    .map(|x| (format!("{x:.1}x at {} Pods", s.pods), x >= 3.0))
+            "sync of 1,000,000 Pods with Pods over protobuf",
+            "< 10 s",
+            r.wire.iter().find(|w| w.pods >= 1_000_000).map(|w| {
+                let t = w.protobuf.sync_seconds.tidemark;
+                (format!("{t:.1} s"), t < 10.0)
             }),
         ),
         check(
-            "cache bytes per Pod (RSS)",
+            "sync against the kube-rs reflector, JSON against JSON",
+            ">= 5x faster",
+            largest_peer.and_then(|s| {
+                s.sync_seconds
+                    .ratio
+                    .map(|x| (format!("{x:.1}x at {} Pods", s.pods), x >= 5.0))
+            }),
+        ),
+        check(
+            "cache bytes per Pod, Pods and their owners (jemalloc allocated)",
             "<= 600 B",
             largest.map(|s| {
                 (
                     format!(
-                        "{:.0} B at {} Pods (jemalloc: {:.0} B)",
-                        s.bytes_per_object.tidemark, s.pods, s.jemalloc_bytes_per_object.tidemark
+                        "{:.0} B at {} Pods (RSS: {:.0} B)",
+                        s.jemalloc_bytes_per_object.tidemark, s.pods, s.bytes_per_object.tidemark
                     ),
-                    s.bytes_per_object.tidemark <= 600.0,
+                    s.jemalloc_bytes_per_object.tidemark <= 600.0,
                 )
             }),
         ),
         check(
-            "cache bytes per Pod against the reflector",
-            "<= 1/8",
+            "cache bytes per Pod against the reflector (jemalloc allocated)",
+            ">= 50x less",
             largest_peer.and_then(|s| {
-                s.bytes_per_object
+                s.jemalloc_bytes_per_object
                     .ratio
-                    .map(|x| (format!("1/{x:.0} at {} Pods", s.pods), x >= 8.0))
+                    .map(|x| (format!("1/{x:.0} at {} Pods", s.pods), x >= 50.0))
             }),
         ),
         check(
-            "steady churn end to end over HTTP",
-            ">= 150,000 events/s",
+            "steady churn end to end over HTTP, JSON",
+            ">= 80,000 events/s",
             churn.map(|c| {
                 (
                     format!(
                         "{:.0} sustained, {:.0} peak at {} Pods",
                         c.events_per_second.tidemark, c.peak_events_per_second.tidemark, c.pods
                     ),
-                    c.events_per_second.tidemark >= 150_000.0,
+                    c.events_per_second.tidemark >= 80_000.0,
                 )
+            }),
+        ),
+        check(
+            "steady churn end to end over HTTP, Pods over protobuf",
+            ">= 150,000 events/s",
+            wire.and_then(|w| {
+                let sustained = w.protobuf.sustained_events_per_second?;
+                let peak = w.protobuf.peak_events_per_second?;
+                Some((
+                    format!(
+                        "{:.0} sustained, {:.0} peak at {} Pods",
+                        sustained.tidemark, peak.tidemark, w.pods
+                    ),
+                    sustained.tidemark >= 150_000.0,
+                ))
             }),
         ),
         check(

@@ -4,6 +4,7 @@
 //! thrown away. Nothing is decoded but a page's metadata and each watch line's resourceVersion.
 //! What it measures is the floor under any client on this machine: TLS, HTTP and the server.
 
+mod frame_tally;
 mod line_tally;
 mod list_head;
 mod wire;
@@ -240,8 +241,9 @@ async fn watch(
         ..WatchParams::default()
     };
     let request = Request::new(collection(resource, None)).watch(&params, &from.to_string())?;
-    let mut body = send(client, request).await?;
-    let mut tally = WireFormat::of_run().watch_tally();
+    let wire = WireFormat::of_run().of_watch(resource);
+    let mut body = send(client, wire.ask(request)).await?;
+    let mut tally = wire.watch_tally();
     let mut counted = 0;
     while let Some(frame) = body.frame().await {
         if let Ok(data) = frame.context("reading a watch")?.into_data() {
@@ -251,11 +253,11 @@ async fn watch(
             }
             counters
                 .lines
-                .fetch_add(tally.lines() - counted, Ordering::Relaxed);
-            counted = tally.lines();
+                .fetch_add(tally.events() - counted, Ordering::Relaxed);
+            counted = tally.events();
         }
     }
-    Ok(match (tally.version(), tally.lines()) {
+    Ok(match (tally.version(), tally.events()) {
         (Some(version), _) => Ended::At(version),
         (None, 0) => Ended::Silent,
         (None, _) => Ended::Unversioned,
