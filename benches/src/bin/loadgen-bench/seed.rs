@@ -11,7 +11,7 @@ use tidemark_loadgen::bench::server::{BenchObjects, BenchServer, BenchServerConf
 /// What was seeded.
 #[derive(Debug, Clone)]
 pub struct Seed {
-    /// The Pods' JSON.
+    /// The Pods as the server holds them: JSON, or `Pod` messages when it serves protobuf.
     pub pods: Vec<Bytes>,
     /// The ReplicaSets' JSON.
     pub replicasets: Vec<Bytes>,
@@ -40,8 +40,14 @@ pub fn render(pods: u64, replicasets: u64) -> Result<Seed, TemplateError> {
         realistic_replicaset_json
     };
     let templates = PodTemplates::new(replicasets);
+    let protobuf = protobuf()
+        .then(|| PodProtobufTemplates::new(&templates))
+        .transpose()?;
     let pod_bytes = (0..pods)
-        .map(|i| Bytes::from(templates.render(i, i + 1, 0)))
+        .map(|i| match &protobuf {
+            Some(t) => Bytes::from(t.render(i, i + 1, 0)),
+            None => Bytes::from(templates.render(i, i + 1, 0)),
+        })
         .collect();
     let rs_bytes = (0..replicasets)
         .map(|r| {
@@ -52,9 +58,7 @@ pub fn render(pods: u64, replicasets: u64) -> Result<Seed, TemplateError> {
     Ok(Seed {
         pods: pod_bytes,
         replicasets: rs_bytes,
-        protobuf: protobuf()
-            .then(|| PodProtobufTemplates::new(&templates))
-            .transpose()?,
+        protobuf,
         templates,
         revision: pods + replicasets,
     })
@@ -72,15 +76,8 @@ pub fn protobuf() -> bool {
     std::env::var("TIDEMARK_BENCH_PROTOBUF").is_ok_and(|v| v == "1")
 }
 
-/// Starts the bench server with `seed` on the current tokio runtime (its Pods rendered from
-/// the protobuf templates when it serves protobuf).
+/// Starts the bench server with `seed` on the current tokio runtime.
 pub async fn serve(seed: &Seed, window: usize) -> std::io::Result<BenchServer> {
-    let pods = match &seed.protobuf {
-        Some(templates) => (0..seed.pods.len() as u64)
-            .map(|i| Bytes::from(templates.render(i, i + 1, 0)))
-            .collect(),
-        None => seed.pods.clone(),
-    };
     BenchServer::start(
         BenchServerConfig {
             window,
@@ -89,7 +86,7 @@ pub async fn serve(seed: &Seed, window: usize) -> std::io::Result<BenchServer> {
             ..BenchServerConfig::default()
         },
         BenchObjects {
-            pods,
+            pods: seed.pods.clone(),
             replicasets: seed.replicasets.clone(),
             revision: seed.revision,
         },
