@@ -103,10 +103,8 @@ impl Shard {
         match change {
             Change::Applied(object) => {
                 let resource = object.resource();
-                let replaced = self
-                    .cache
-                    .uid_of(resource, object.key())
-                    .is_some_and(|uid| uid != object.uid());
+                let cached = self.cache.uid_of(resource, object.key()).cloned();
+                let replaced = cached.as_ref().is_some_and(|uid| uid != object.uid());
                 for c in &mut self.controllers {
                     if c.reconciler.primary() == resource {
                         c.supersede_if_respecced(object.key(), Some(&object));
@@ -119,8 +117,7 @@ impl Shard {
                 if object.is_terminating() {
                     self.observe_gone(&object, false, now);
                 }
-                let created = self.cache.uid_of(resource, object.key()).is_none();
-                if created {
+                if cached.is_none() {
                     self.observe_created(&object, now);
                 }
                 let previous = self.cache.apply(object.clone());
