@@ -89,26 +89,20 @@ impl<T: Cached> Store<T> {
         }
     }
 
-    /// Replaces every object at once. Returns the objects that were removed because the new
-    /// contents no longer hold them, and the previous version of each that changed.
+    /// Replaces every object at once (a later object of a key wins). Returns the objects that
+    /// were removed because the new contents no longer hold them.
     pub fn replace(&mut self, objects: Vec<T>) -> Vec<T> {
-        let mut incoming: AHashMap<ObjectKey, T> = AHashMap::with_capacity(objects.len());
-        for o in objects {
-            incoming.insert(o.key().clone(), o);
-        }
-        let old = std::mem::take(&mut self.objects);
+        // Sized once: a million-Pod relist grew the map by doubling, moving every entry again.
+        let old = std::mem::replace(&mut self.objects, AHashMap::with_capacity(objects.len()));
         self.by_owner.clear();
         self.orphans.clear();
-        let mut removed = Vec::new();
-        for (key, object) in old {
-            if !incoming.contains_key(&key) {
-                removed.push(object);
-            }
-        }
-        for (_, object) in incoming {
+        for object in objects {
             self.apply(object);
         }
-        removed
+        old.into_iter()
+            .filter(|(key, _)| !self.objects.contains_key(key))
+            .map(|(_, object)| object)
+            .collect()
     }
 
     /// The dependents of the owner with `uid`.
