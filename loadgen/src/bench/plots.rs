@@ -201,13 +201,73 @@ pub fn charts(report: &BenchReport) -> Vec<(&'static str, Chart)> {
             "bytes_per_object",
             sync_chart(
                 report,
-                "Cache bytes per Pod (RSS delta) against Pods",
+                "Cache bytes per Pod (RSS delta and jemalloc allocated) against Pods",
                 "bytes per cached Pod",
                 |s| &s.bytes_per_object,
             ),
         ),
         ("churn_events_per_second", churn_chart(report)),
     ];
+    let wire = |f: fn(&crate::bench::schema::WireRun) -> f64| -> Vec<(f64, f64)> {
+        report
+            .wire
+            .iter()
+            .map(|w| (w.pods as f64, f(w)))
+            .filter(|(_, y)| *y > 0.0)
+            .collect()
+    };
+    let extra_sync = [
+        (
+            "Tidemark, Pods over protobuf",
+            TIDEMARK[1],
+            wire(|w| w.protobuf.sync_seconds.tidemark),
+        ),
+        (
+            "null client, JSON",
+            PEER[1],
+            wire(|w| w.json.sync_seconds.null_client),
+        ),
+        (
+            "null client, Pods over protobuf",
+            PEER[2],
+            wire(|w| w.protobuf.sync_seconds.null_client),
+        ),
+    ];
+    let allocated = |f: fn(&SyncRun) -> Option<f64>| -> Vec<(f64, f64)> {
+        report
+            .sync
+            .iter()
+            .filter_map(|s| f(s).map(|y| (s.pods as f64, y)))
+            .collect()
+    };
+    let extra_bytes = [
+        (
+            "Tidemark, jemalloc allocated",
+            TIDEMARK[1],
+            allocated(|s| Some(s.jemalloc_bytes_per_object.tidemark)),
+        ),
+        (
+            "kube-rs reflector, jemalloc allocated",
+            PEER[1],
+            allocated(|s| s.jemalloc_bytes_per_object.peer),
+        ),
+    ];
+    for (name, chart) in charts.iter_mut() {
+        let extra: &[(&str, Look, Vec<(f64, f64)>)] = match *name {
+            "sync_seconds" => &extra_sync,
+            "bytes_per_object" => &extra_bytes,
+            _ => &[],
+        };
+        for (series, look, points) in extra {
+            if !points.is_empty() {
+                chart.series.push(Series {
+                    name: (*series).into(),
+                    look: *look,
+                    points: points.clone(),
+                });
+            }
+        }
+    }
     if let Some(w) = &report.wake {
         charts.push((
             "wake_latency",
