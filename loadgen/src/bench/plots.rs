@@ -186,6 +186,9 @@ fn wake_chart(tidemark: &[(f64, f64)], backoff: &[(f64, f64)]) -> Chart {
 }
 
 /// The charts of `report`, each with its file stem.
+/// A series added to a chart: its name, its look and its points.
+type ExtraSeries<'a> = (&'a str, Look, Vec<(f64, f64)>);
+
 pub fn charts(report: &BenchReport) -> Vec<(&'static str, Chart)> {
     let mut charts = vec![
         (
@@ -253,7 +256,7 @@ pub fn charts(report: &BenchReport) -> Vec<(&'static str, Chart)> {
         ),
     ];
     for (name, chart) in charts.iter_mut() {
-        let extra: &[(&str, Look, Vec<(f64, f64)>)] = match *name {
+        let extra: &[ExtraSeries<'_>] = match *name {
             "sync_seconds" => &extra_sync,
             "bytes_per_object" => &extra_bytes,
             _ => &[],
