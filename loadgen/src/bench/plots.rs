@@ -185,10 +185,10 @@ fn wake_chart(tidemark: &[(f64, f64)], backoff: &[(f64, f64)]) -> Chart {
     }
 }
 
-/// The charts of `report`, each with its file stem.
 /// A series added to a chart: its name, its look and its points.
 type ExtraSeries<'a> = (&'a str, Look, Vec<(f64, f64)>);
 
+/// The charts of `report`, each with its file stem.
 pub fn charts(report: &BenchReport) -> Vec<(&'static str, Chart)> {
     let mut charts = vec![
         (
