@@ -152,7 +152,53 @@ fn split(message: &[u8], schema: &[Field]) -> Result<Vec<Node>, TemplateError> {
     Ok(nodes)
 }
 
-fn render(nodes: &[Node], pod: &PodFields<'_>, out: &mut Vec<u8>) {
+fn varint_len(v: u64) -> usize {
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
+}
+
+/// What a render measures before it writes: the placeholders' text, each embedded message's
+/// length (in the order the nodes are met), so the message is written once, in place.
+#[derive(Default)]
+struct Measured {
+    texts: Vec<u8>,
+    text_lengths: Vec<usize>,
+    nested_lengths: Vec<usize>,
+}
+
+/// The bytes `nodes` render to; fills `measured`.
+fn measure(nodes: &[Node], pod: &PodFields<'_>, measured: &mut Measured) -> usize {
+    let mut total = 0;
+    for node in nodes {
+        total += match node {
+            Node::Fixed(bytes) => bytes.len(),
+            Node::Restarts { key } => key.len() + varint_len(pod.restarts),
+            Node::Text { key, template } => {
+                let before = measured.texts.len();
+                template.render_into(&mut measured.texts, pod);
+                let len = measured.texts.len() - before;
+                measured.text_lengths.push(len);
+                key.len() + varint_len(len as u64) + len
+            }
+            Node::Nested { key, children } => {
+                let slot = measured.nested_lengths.len();
+                measured.nested_lengths.push(0);
+                let len = measure(children, pod, measured);
+                measured.nested_lengths[slot] = len;
+                key.len() + varint_len(len as u64) + len
+            }
+        };
+    }
+    total
+}
+
+/// Cursors into a [`Measured`], taken in the order [`measure`] filled it.
+struct Cursors {
+    text: usize,
+    text_index: usize,
+    nested_index: usize,
+}
+
+fn write(nodes: &[Node], pod: &PodFields<'_>, m: &Measured, at: &mut Cursors, out: &mut Vec<u8>) {
     for node in nodes {
         match node {
             Node::Fixed(bytes) => out.extend_from_slice(bytes),
@@ -160,22 +206,35 @@ fn render(nodes: &[Node], pod: &PodFields<'_>, out: &mut Vec<u8>) {
                 out.extend_from_slice(key);
                 varint(out, pod.restarts);
             }
-            Node::Text { key, template } => {
-                let mut text = Vec::with_capacity(64);
-                template.render_into(&mut text, pod);
+            Node::Text { key, .. } => {
+                let len = m.text_lengths.get(at.text_index).copied().unwrap_or(0);
+                at.text_index += 1;
                 out.extend_from_slice(key);
-                varint(out, text.len() as u64);
-                out.extend_from_slice(&text);
+                varint(out, len as u64);
+                out.extend_from_slice(m.texts.get(at.text..at.text + len).unwrap_or_default());
+                at.text += len;
             }
             Node::Nested { key, children } => {
-                let mut inner = Vec::with_capacity(1024);
-                render(children, pod, &mut inner);
+                let len = m.nested_lengths.get(at.nested_index).copied().unwrap_or(0);
+                at.nested_index += 1;
                 out.extend_from_slice(key);
-                varint(out, inner.len() as u64);
-                out.extend_from_slice(&inner);
+                varint(out, len as u64);
+                write(children, pod, m, at, out);
             }
         }
     }
+}
+
+fn render(nodes: &[Node], pod: &PodFields<'_>, out: &mut Vec<u8>) {
+    let mut measured = Measured::default();
+    let total = measure(nodes, pod, &mut measured);
+    out.reserve(total);
+    let mut at = Cursors {
+        text: 0,
+        text_index: 0,
+        nested_index: 0,
+    };
+    write(nodes, pod, &measured, &mut at, out);
 }
 
 /// The bench Pods' protobuf templates: the same Pods [`PodTemplates`] renders as JSON.
@@ -222,7 +281,7 @@ impl PodProtobufTemplates {
 
     /// Pod `index`'s message.
     pub fn render(&self, index: u64, rv: u64, restarts: u64) -> Vec<u8> {
-        let mut out = Vec::with_capacity(6 * 1024);
+        let mut out = Vec::new();
         self.render_into(&mut out, index, rv, restarts);
         out
     }

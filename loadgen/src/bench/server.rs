@@ -297,10 +297,7 @@ impl BenchServer {
 fn event(wire: Wire, kind: &str, object: &[u8]) -> Bytes {
     match wire {
         Wire::Json => event_line(kind, object),
-        Wire::Protobuf => Bytes::from(crate::protobuf::watch_frame(
-            kind,
-            &crate::protobuf::wrap("v1", "Pod", object),
-        )),
+        Wire::Protobuf => Bytes::from(crate::protobuf::pod_watch_frame(kind, object)),
     }
 }
 

@@ -307,6 +307,41 @@ pub fn watch_frame(kind: &str, object: &[u8]) -> Vec<u8> {
     out
 }
 
+fn varint_len(v: u64) -> usize {
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
+}
+
+/// The bytes of a length-delimited field of `len` bytes, key and length included.
+fn field_len(tag: u32, len: usize) -> usize {
+    varint_len(u64::from(tag) << 3 | 2) + varint_len(len as u64) + len
+}
+
+/// [`watch_frame`] of `kind` around [`wrap`]`("v1", "Pod", pod)`, written in one buffer with
+/// one copy of the Pod's message (the bench server's churn writes one per event).
+pub fn pod_watch_frame(kind: &str, pod: &[u8]) -> Vec<u8> {
+    let type_meta_len = field_len(1, 2) + field_len(2, 3);
+    let unknown_len = field_len(1, type_meta_len) + field_len(2, pod.len()) + 2 * field_len(3, 0);
+    let raw_len = MAGIC.len() + unknown_len;
+    let extension_len = field_len(1, raw_len);
+    let event_len = field_len(1, kind.len()) + field_len(2, extension_len);
+    let mut w = Writer(Vec::with_capacity(4 + event_len));
+    w.0.extend_from_slice(&(event_len as u32).to_be_bytes());
+    w.bytes(1, kind.as_bytes());
+    w.varint(2 << 3 | 2);
+    w.varint(extension_len as u64);
+    w.varint(1 << 3 | 2);
+    w.varint(raw_len as u64);
+    w.0.extend_from_slice(MAGIC);
+    w.varint(1 << 3 | 2);
+    w.varint(type_meta_len as u64);
+    w.bytes(1, b"v1");
+    w.bytes(2, b"Pod");
+    w.bytes(2, pod);
+    w.bytes(3, b"");
+    w.bytes(4, b"");
+    w.0
+}
+
 /// A Pod carrying only a resourceVersion: what a protobuf BOOKMARK carries.
 pub fn bookmark_pod(resource_version: &str) -> Vec<u8> {
     let mut meta = Writer::default();

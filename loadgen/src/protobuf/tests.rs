@@ -167,3 +167,22 @@ fn protobuf_is_chosen_when_it_is_asked_for_first() {
     assert!(!accepts_json(Some("application/vnd.kubernetes.protobuf")));
     assert!(accepts_json(None));
 }
+
+#[test]
+fn a_pod_watch_frame_is_the_frame_around_the_wrapped_pod() {
+    let templates = PodTemplates::new(10);
+    for index in 0..4 {
+        let json: Value = serde_json::from_slice(&templates.render(index, 4711, 2)).expect("JSON");
+        let pod = encode_pod(&json).expect("encode");
+        for kind in ["MODIFIED", "ADDED"] {
+            assert_eq!(
+                pod_watch_frame(kind, &pod),
+                watch_frame(kind, &wrap("v1", "Pod", &pod))
+            );
+        }
+    }
+    assert_eq!(
+        pod_watch_frame("DELETED", &[]),
+        watch_frame("DELETED", &wrap("v1", "Pod", &[]))
+    );
+}
