@@ -6,7 +6,7 @@
 
 use super::pods::{PodFields, PodTemplates, Template};
 use crate::protobuf::schema::{Field, Kind, POD};
-use crate::protobuf::{EncodeError, encode_pod};
+use crate::protobuf::{EncodeError, encode_pod, varint_len, write_varint as varint};
 
 /// The integer written where the JSON template has `"@@RESTARTS@@"` (a number in the Pod, so
 /// not a string placeholder); no other integer field of the bench Pod holds it.
@@ -47,14 +47,6 @@ pub enum TemplateError {
     /// The written message could not be read back.
     #[error("the written Pod message is cut short or of an unknown wire type")]
     Wire,
-}
-
-fn varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
 }
 
 fn read_varint(bytes: &[u8], at: &mut usize) -> Result<u64, TemplateError> {
@@ -150,10 +142,6 @@ fn split(message: &[u8], schema: &[Field]) -> Result<Vec<Node>, TemplateError> {
         }
     }
     Ok(nodes)
-}
-
-fn varint_len(v: u64) -> usize {
-    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
 }
 
 /// What a render measures before it writes: the placeholders' text, each embedded message's

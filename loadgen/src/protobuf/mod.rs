@@ -38,13 +38,23 @@ pub enum EncodeError {
 #[derive(Default)]
 struct Writer(Vec<u8>);
 
+/// Appends `v` as a varint.
+pub(crate) fn write_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// How many bytes `v` takes as a varint.
+pub(crate) fn varint_len(v: u64) -> usize {
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
+}
+
 impl Writer {
-    fn varint(&mut self, mut v: u64) {
-        while v >= 0x80 {
-            self.0.push((v as u8) | 0x80);
-            v >>= 7;
-        }
-        self.0.push(v as u8);
+    fn varint(&mut self, v: u64) {
+        write_varint(&mut self.0, v);
     }
     fn int(&mut self, tag: u32, v: i64) {
         self.varint(u64::from(tag) << 3);
@@ -305,10 +315,6 @@ pub fn watch_frame(kind: &str, object: &[u8]) -> Vec<u8> {
     let mut out = (event.0.len() as u32).to_be_bytes().to_vec();
     out.extend_from_slice(&event.0);
     out
-}
-
-fn varint_len(v: u64) -> usize {
-    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
 }
 
 /// The bytes of a length-delimited field of `len` bytes, key and length included.
