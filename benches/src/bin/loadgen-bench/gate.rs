@@ -38,7 +38,7 @@ fn slices(seed: &Seed, shards: usize) -> anyhow::Result<Slices> {
     let mut pods: Vec<Vec<PodView>> = vec![Vec::new(); shards];
     let mut replicasets: Vec<Vec<Object>> = vec![Vec::new(); shards];
     for bytes in &seed.pods {
-        let pod = Object::Pod(PodView::from_json(bytes).context("seeded Pod")?);
+        let pod = Object::Pod(seed.decode_pod(bytes).context("seeded Pod")?);
         let shard = match router.route(&pod) {
             tidemark_engine::Route::Shard(s) => s.0,
             _ => anyhow::bail!("a Pod routed to every shard"),

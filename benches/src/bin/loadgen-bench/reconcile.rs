@@ -10,8 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 use tidemark_engine::{
-    ControllerSpec, Object, PodView, ReplicaSetView, Resource, ResourceVersion, Shard, ShardId,
-    ShardRouter,
+    ControllerSpec, Object, ReplicaSetView, Resource, ResourceVersion, Shard, ShardId, ShardRouter,
 };
 
 /// Decodes the seed into per-shard slices of Pods and ReplicaSets.
@@ -20,7 +19,7 @@ fn slices(seed: &Seed, shards: usize) -> anyhow::Result<Vec<(Vec<Object>, Vec<Ob
     let mut pods: Vec<Vec<Object>> = vec![Vec::new(); shards];
     let mut sets: Vec<Vec<Object>> = vec![Vec::new(); shards];
     for bytes in &seed.pods {
-        let pod = Object::Pod(PodView::from_json(bytes).context("seeded Pod")?);
+        let pod = Object::Pod(seed.decode_pod(bytes).context("seeded Pod")?);
         router.route(&pod).deliver(pod, &mut pods);
     }
     for bytes in &seed.replicasets {

@@ -64,6 +64,19 @@ pub fn render(pods: u64, replicasets: u64) -> Result<Seed, TemplateError> {
     })
 }
 
+impl Seed {
+    /// Pod `bytes` of this seed decoded, in the format the seed holds them.
+    pub fn decode_pod(
+        &self,
+        bytes: &[u8],
+    ) -> Result<tidemark_engine::PodView, tidemark_engine::DecodeError> {
+        match self.protobuf {
+            Some(_) => tidemark_engine::PodView::from_protobuf(bytes).map(|(pod, _)| pod),
+            None => tidemark_engine::PodView::from_json(bytes),
+        }
+    }
+}
+
 /// `TIDEMARK_BENCH_PLAIN_HTTP=1` serves plain HTTP without credentials: how PERF.md
 /// measures what TLS and authentication cost. The default is HTTPS with a bearer token.
 pub fn plain_http() -> bool {
