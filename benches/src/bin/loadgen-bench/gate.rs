@@ -12,8 +12,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tidemark_engine::{
-    Change, ConsistencyMode, Context, ControllerSpec, Object, PodView, ReplicaSetView, Resource,
-    ResourceVersion, Shard, ShardId, ShardRouter,
+    Change, ConsistencyMode, Context, ControllerSpec, Object, PodView, Resource, ResourceVersion,
+    Shard, ShardId,
 };
 use tidemark_loadgen::bench::schema::GatePair;
 
@@ -33,24 +33,20 @@ struct Slices {
     replicasets: Vec<Vec<Object>>,
 }
 
+/// The seed routed as the reconcile phase routes it, the Pods as views to copy each round.
 fn slices(seed: &Seed, shards: usize) -> anyhow::Result<Slices> {
-    let router = ShardRouter::new(shards);
-    let mut pods: Vec<Vec<PodView>> = vec![Vec::new(); shards];
-    let mut replicasets: Vec<Vec<Object>> = vec![Vec::new(); shards];
-    for bytes in &seed.pods {
-        let pod = Object::Pod(seed.decode_pod(bytes).context("seeded Pod")?);
-        let shard = match router.route(&pod) {
-            tidemark_engine::Route::Shard(s) => s.0,
-            _ => anyhow::bail!("a Pod routed to every shard"),
-        };
-        if let (Object::Pod(view), Some(slot)) = (pod, pods.get_mut(shard)) {
-            slot.push(view);
-        }
-    }
-    for bytes in &seed.replicasets {
-        let rs = Object::ReplicaSet(ReplicaSetView::from_json(bytes).context("seeded ReplicaSet")?);
-        router.route(&rs).deliver(rs, &mut replicasets);
-    }
+    let (pods, replicasets) = crate::reconcile::slices(seed, shards)?.into_iter().unzip();
+    let pods = Vec::<Vec<Object>>::into_iter(pods)
+        .map(|objects| {
+            objects
+                .into_iter()
+                .filter_map(|o| match o {
+                    Object::Pod(view) => Some(view),
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect();
     Ok(Slices { pods, replicasets })
 }
 

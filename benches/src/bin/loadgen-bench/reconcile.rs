@@ -14,7 +14,7 @@ use tidemark_engine::{
 };
 
 /// Decodes the seed into per-shard slices of Pods and ReplicaSets.
-fn slices(seed: &Seed, shards: usize) -> anyhow::Result<Vec<(Vec<Object>, Vec<Object>)>> {
+pub fn slices(seed: &Seed, shards: usize) -> anyhow::Result<Vec<(Vec<Object>, Vec<Object>)>> {
     let router = ShardRouter::new(shards);
     let mut pods: Vec<Vec<Object>> = vec![Vec::new(); shards];
     let mut sets: Vec<Vec<Object>> = vec![Vec::new(); shards];
