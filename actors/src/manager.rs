@@ -169,6 +169,7 @@ impl StatsSource {
                 .all(|(_, s)| s.synced.load(Ordering::Relaxed)),
             writes_sent: self.writes.sent.load(Ordering::Relaxed),
             writes_failed: self.writes.failed.load(Ordering::Relaxed),
+            writes_conflicted: self.writes.conflicts.load(Ordering::Relaxed),
             writes_fenced: self.writes.fenced.load(Ordering::Relaxed),
             leader_election: self.leader.enabled,
             leader: self.leader.acting(),
@@ -192,8 +193,10 @@ pub struct ManagerStats {
     pub synced: bool,
     /// Writes sent.
     pub writes_sent: u64,
-    /// Writes failed.
+    /// Writes failed (conflicts among them).
     pub writes_failed: u64,
+    /// Writes refused as conflicts (409, 404): see `WriteErrorKind::is_conflict`.
+    pub writes_conflicted: u64,
     /// Writes refused by the leader fence.
     pub writes_fenced: u64,
     /// Leader election is on.

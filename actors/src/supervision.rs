@@ -106,6 +106,11 @@ impl Supervision {
         self.tag(id)
     }
 
+    /// The id a write of the shard went out with (to withdraw it).
+    pub fn write_tagged(&self, id: u64) -> u64 {
+        self.tag(id)
+    }
+
     /// The id a barrier read of the shard goes out with.
     pub fn barrier_sent(&self, id: u64) -> u64 {
         self.tag(id)

@@ -7,19 +7,21 @@ use crate::fence::Fence;
 use crate::paths::{collection, with_server_timeout};
 use crate::rate_limit::TokenBucket;
 use crate::server_revision::ServerRevision;
-use crate::shard_actor::{Outgoing, ShardActor, WriteDone};
+use crate::shard_actor::{Outgoing, ShardActor, ToWriter, WriteDone};
 use actix::Addr;
+use ahash::AHashMap;
 use kube::Client;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::core::Request;
+use parking_lot::Mutex;
 use serde::Deserialize;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use tidemark_engine::{
-    Action, ActionClass, ResourceVersion, WriteError, WriteErrorKind, WriteResult,
+    Action, ActionClass, ResourceVersion, WriteError, WriteErrorKind, WriteId, WriteResult,
 };
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -63,8 +65,11 @@ fn written(meta: MetaOnly) -> Performed {
 pub struct WriteCounters {
     /// Writes sent.
     pub sent: AtomicU64,
-    /// Writes that failed.
+    /// Writes that failed (conflicts among them).
     pub failed: AtomicU64,
+    /// Writes the server refused because the object was not as the decision saw it
+    /// ([`WriteErrorKind::is_conflict`]).
+    pub conflicts: AtomicU64,
     /// Writes answered (successfully or not).
     pub finished: AtomicU64,
     /// Writes refused by the fence (not leader).
@@ -140,16 +145,44 @@ impl WriterPool {
         self.counters.clone()
     }
 
-    /// Starts the writer of one shard; the returned sender takes its write requests.
-    pub fn spawn(&self, shard: Addr<ShardActor>) -> mpsc::UnboundedSender<Outgoing> {
-        let (tx, mut rx) = mpsc::unbounded_channel::<Outgoing>();
+    /// Starts the writer of one shard; the returned sender takes its write requests and
+    /// withdrawals. Each write takes its rate-limit token in the order it came; one that must
+    /// wait for it can be withdrawn until then, and then hands its token back.
+    pub fn spawn(&self, shard: Addr<ShardActor>) -> mpsc::UnboundedSender<ToWriter> {
+        let (tx, mut rx) = mpsc::unbounded_channel::<ToWriter>();
         let pool = self.clone();
+        let waiting = Arc::new(Waiting::default());
         self.io.spawn(async move {
-            while let Some(Outgoing { request, owner_uid }) = rx.recv().await {
+            while let Some(input) = rx.recv().await {
+                let Outgoing { request, owner_uid } = match input {
+                    ToWriter::Write(outgoing) => outgoing,
+                    ToWriter::Withdraw(ids) => {
+                        waiting.withdraw(&ids);
+                        continue;
+                    }
+                };
                 let pool = pool.clone();
                 let shard = shard.clone();
+                let reservation = pool.limiter.reservation();
+                let withdrawn = (!reservation.is_due()).then(|| waiting.add(request.id));
+                let waiting = waiting.clone();
                 tokio::spawn(async move {
-                    pool.limiter.acquire().await;
+                    if let Some(withdrawn) = withdrawn {
+                        let came = tokio::select! {
+                            biased;
+                            _ = withdrawn => false,
+                            () = reservation.wait() => waiting.take(request.id),
+                        };
+                        if !came {
+                            pool.limiter.cancel(reservation);
+                            tracing::debug!(controller = request.controller, key = %request.owner, verb = request.action.verb(), "plan superseded: write withdrawn before it was sent");
+                            shard.do_send(WriteDone {
+                                id: request.id,
+                                result: WriteResult::Withdrawn,
+                            });
+                            return;
+                        }
+                    }
                     if pool.counters.stopping.load(Ordering::Relaxed) {
                         tracing::debug!(key = %request.owner, verb = request.action.verb(), "shutting down: write not sent");
                         return;
@@ -195,8 +228,11 @@ impl WriterPool {
                             outcome,
                         );
                     }
-                    if matches!(result, WriteResult::Failed(_)) {
+                    if let WriteResult::Failed(e) = &result {
                         pool.counters.failed.fetch_add(1, Ordering::Relaxed);
+                        if e.kind.is_conflict() {
+                            pool.counters.conflicts.fetch_add(1, Ordering::Relaxed);
+                        }
                     }
                     if let WriteResult::Failed(e) = &result {
                         tracing::warn!(controller = request.controller, key = %request.owner, verb = request.action.verb(), error = %e, "write failed");
@@ -208,6 +244,35 @@ impl WriterPool {
             }
         });
         tx
+    }
+}
+
+/// The writes of one shard that wait for their rate-limit token, each with the way to tell it
+/// that it is withdrawn.
+#[derive(Default)]
+struct Waiting(Mutex<AHashMap<WriteId, oneshot::Sender<()>>>);
+
+impl Waiting {
+    /// `id` waits; the receiver fires if it is withdrawn.
+    fn add(&self, id: WriteId) -> oneshot::Receiver<()> {
+        let (tx, rx) = oneshot::channel();
+        self.0.lock().insert(id, tx);
+        rx
+    }
+
+    /// `id`'s token came: whether it is still to be sent (not withdrawn meanwhile).
+    fn take(&self, id: WriteId) -> bool {
+        self.0.lock().remove(&id).is_some()
+    }
+
+    /// Withdraws those of `ids` that still wait (the others were sent, or never waited).
+    fn withdraw(&self, ids: &[WriteId]) {
+        let mut waiting = self.0.lock();
+        for id in ids {
+            if let Some(tx) = waiting.remove(id) {
+                let _ = tx.send(());
+            }
+        }
     }
 }
 

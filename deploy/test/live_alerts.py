@@ -183,6 +183,9 @@ def run_scenario(release, name, work, queries_seen, checks):
                      f"fired: {fired}")
         others = {a: t for a, t in fired.items() if a != expected and a in alerts}
         checks.check(not others, f"{name}: no other alert fired", f"also fired: {others}")
+        # The cause an alert names must not also make the manager wrong.
+        verdict = verdict_of(work / "report.json")
+        checks.check(verdict is None, f"{name}: the oracle found no violation and the sets converged", verdict or "")
         # Dashboard queries: a query counts once it returns data at some second of some scenario.
         for title, expr in queries_seen:
             if queries_seen[(title, expr)]:
@@ -193,6 +196,20 @@ def run_scenario(release, name, work, queries_seen, checks):
                     break
     finally:
         prom.stop()
+
+
+def verdict_of(report):
+    """None when the stress run's report says it passed, else what went wrong."""
+    try:
+        r = json.loads(report.read_text())
+    except (OSError, ValueError) as e:
+        return f"no report ({e})"
+    if r["violations"]:
+        kinds = sorted({v["invariant"] for v in r["violations"]})
+        return f"{len(r['violations'])} violations {kinds}"
+    if not r["converged"]:
+        return "the sets did not converge"
+    return None
 
 
 class Checks:

@@ -58,6 +58,9 @@ def healthy():
     inst = {"instance": "tm-0"}
     c = {"controller": "replicaset"}
     s[sel("tidemark_writes_total", result="success", **inst)] = rising(60)
+    # Status updates race the kubelet's: one write in seven meets a 409, which the next
+    # decision settles. Conflicts are not the API server failing.
+    s[sel("tidemark_writes_total", result="conflict", **inst)] = rising(10)
     s[sel("tidemark_writes_total", result="error", **inst)] = steady(0)
     for result, rate in (("success", 6), ("error", 0)):
         s[sel("tidemark_live_reads_total", result=result, **inst, **c)] = rising(rate)

@@ -36,6 +36,9 @@ pub struct ControllerStats {
     pub writes: u64,
     /// Writes that failed.
     pub write_failures: u64,
+    /// Writes withdrawn before they were sent: their plan was superseded while they waited
+    /// for the client-side rate limit (`tidemark_writes_withdrawn_total`).
+    pub writes_withdrawn: u64,
     /// Probes asked for by parked keys whose safety timer ran out.
     pub probes: u64,
     /// Starvation reports.
@@ -113,6 +116,7 @@ impl ControllerStats {
             unknown_freshness: 0,
             writes: 0,
             write_failures: 0,
+            writes_withdrawn: 0,
             probes: 0,
             starving: 0,
             queue: QueueStats::default(),
@@ -183,6 +187,7 @@ impl ControllerStats {
         self.unknown_freshness += other.unknown_freshness;
         self.writes += other.writes;
         self.write_failures += other.write_failures;
+        self.writes_withdrawn += other.writes_withdrawn;
         self.probes += other.probes;
         self.starving += other.starving;
         self.queue.adds += other.queue.adds;

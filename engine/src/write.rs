@@ -47,6 +47,16 @@ impl WriteErrorKind {
     pub fn outcome_unknown(self) -> bool {
         matches!(self, WriteErrorKind::Transport | WriteErrorKind::Server)
     }
+
+    /// Whether the server refused the write because the object is not as the decision saw it
+    /// (409 Conflict or AlreadyExists, 404 NotFound): optimistic concurrency at work, which
+    /// the next decision settles, not a server failing.
+    pub fn is_conflict(self) -> bool {
+        matches!(
+            self,
+            WriteErrorKind::Conflict | WriteErrorKind::AlreadyExists | WriteErrorKind::NotFound
+        )
+    }
 }
 
 /// A failed write.
@@ -69,6 +79,10 @@ pub enum WriteResult {
     },
     /// Deleted (or already gone).
     Deleted,
+    /// Not sent: the shard withdrew it ([`Output::Withdraw`](crate::shard::Output::Withdraw))
+    /// while it waited for the client-side rate limit, because the plan it belonged to was
+    /// superseded. The server never saw it.
+    Withdrawn,
     /// Failed.
     Failed(WriteError),
 }

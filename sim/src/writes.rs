@@ -220,6 +220,7 @@ fn outcome(result: &WriteResult) -> String {
     match result {
         WriteResult::Written { resource_version } => format!("rv {resource_version}"),
         WriteResult::Deleted => "deleted".into(),
+        WriteResult::Withdrawn => "withdrawn".into(),
         WriteResult::Failed(e) => format!("{:?}", e.kind),
     }
 }

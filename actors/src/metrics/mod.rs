@@ -103,6 +103,17 @@ fn per_bucket_seconds(h: &Histogram<u64>, bounds: &[f64]) -> (f64, u64, Vec<(f64
     (sum, count, buckets)
 }
 
+/// `tidemark_writes_total` by result, from the writers' counts of writes sent, failed, and
+/// failed as conflicts (a subset of the failed).
+fn write_results(sent: u64, failed: u64, conflicts: u64) -> [(&'static str, u64); 3] {
+    let conflict = conflicts.min(failed);
+    [
+        ("success", sent.saturating_sub(failed)),
+        ("conflict", conflict),
+        ("error", failed - conflict),
+    ]
+}
+
 /// Whether `controller` reads `resource`: only those get per-resource series, so a scrape has
 /// no zeros for caches a controller never looks at. A controller the manager did not list
 /// (none today) keeps every series.
@@ -325,6 +336,12 @@ impl TidemarkCollector {
             |c, m| m.count(&c.destructive_held)
         );
         family!(
+            "tidemark_writes_withdrawn",
+            "Writes not sent: their plan was superseded while they waited for the client-side rate limit",
+            MetricType::Counter,
+            |c, m| m.count(&c.writes_withdrawn)
+        );
+        family!(
             "tidemark_proven_keys",
             "Keys whose destructive decisions are proven since start or leadership",
             MetricType::Gauge,
@@ -384,12 +401,15 @@ impl TidemarkCollector {
         {
             let mut family = encoder.encode_descriptor(
                 "tidemark_writes",
-                "Writes sent to the API server, by result",
+                "Writes sent to the API server, by result (conflict: refused with 409 or 404 because the object was not as the decision saw it)",
                 None,
                 MetricType::Counter,
             )?;
-            let ok = stats.writes_sent.saturating_sub(stats.writes_failed);
-            for (result, n) in [("success", ok), ("error", stats.writes_failed)] {
+            for (result, n) in write_results(
+                stats.writes_sent,
+                stats.writes_failed,
+                stats.writes_conflicted,
+            ) {
                 let set = [("result", result)];
                 family.encode_family(&set)?.count(&n)?;
             }
@@ -597,3 +617,16 @@ impl MetricsState {
 
 /// How long `/healthz`, `/readyz` and a scrape wait for every shard to answer.
 pub const HEALTH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+
+#[cfg(test)]
+mod tests {
+    use super::write_results;
+
+    #[test]
+    fn conflicts_are_counted_apart_from_the_errors_that_page() {
+        assert_eq!(
+            write_results(10, 4, 3),
+            [("success", 6), ("conflict", 3), ("error", 1)]
+        );
+    }
+}

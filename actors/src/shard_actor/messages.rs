@@ -121,14 +121,24 @@ pub type ProbeRoutes = std::sync::Arc<Vec<mpsc::UnboundedSender<ProbeRequest>>>;
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct ConnectWriter {
-    /// Where writes go.
-    pub writes: mpsc::UnboundedSender<Outgoing>,
+    /// Where writes (and withdrawals of writes) go.
+    pub writes: mpsc::UnboundedSender<ToWriter>,
     /// Where barrier and live reads go.
     pub barriers: mpsc::UnboundedSender<ReadRequest>,
     /// Where Warning Events go.
     pub events: std::sync::Arc<EventRecorder>,
     /// The highest server revision any shard's write or barrier was answered with.
     pub server_revision: std::sync::Arc<crate::server_revision::ServerRevision>,
+}
+
+/// What a shard tells its writer.
+#[derive(Debug)]
+pub enum ToWriter {
+    /// Send a write.
+    Write(Outgoing),
+    /// Do not send these writes if they still wait for the rate limit
+    /// ([`Output::Withdraw`](tidemark_engine::Output::Withdraw)).
+    Withdraw(Vec<WriteId>),
 }
 
 /// A write with what its Event needs to know about the object whose reconcile asked for it.

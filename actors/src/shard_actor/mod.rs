@@ -41,7 +41,7 @@ struct Supervisor {
 /// The actor.
 pub struct ShardActor {
     shard: Shard,
-    writes: Option<mpsc::UnboundedSender<Outgoing>>,
+    writes: Option<mpsc::UnboundedSender<ToWriter>>,
     barriers: Option<mpsc::UnboundedSender<ReadRequest>>,
     events: Option<std::sync::Arc<EventRecorder>>,
     probes: ProbeRoutes,
@@ -220,10 +220,12 @@ impl ShardActor {
                             .uid_of(s.primary, &request.owner)
                             .cloned()
                     });
-                    let outgoing = Outgoing { request, owner_uid };
+                    let outgoing = ToWriter::Write(Outgoing { request, owner_uid });
                     if let Some(writes) = &self.writes
-                        && let Err(mpsc::error::SendError(Outgoing { request, .. })) =
-                            writes.send(outgoing)
+                        && let Err(mpsc::error::SendError(ToWriter::Write(Outgoing {
+                            request,
+                            ..
+                        }))) = writes.send(outgoing)
                     {
                         tracing::error!(key = %request.owner, "writer is gone; failing the write");
                         ctx.notify(WriteDone {
@@ -233,6 +235,17 @@ impl ShardActor {
                                 message: "writer stopped".into(),
                             }),
                         });
+                    }
+                }
+                Output::Withdraw(ids) => {
+                    // A writer that is gone answers nothing more: those writes were failed
+                    // when they were handed over.
+                    let ids = ids
+                        .into_iter()
+                        .map(|id| WriteId(self.ids().write_tagged(id.0)))
+                        .collect();
+                    if let Some(writes) = &self.writes {
+                        let _ = writes.send(ToWriter::Withdraw(ids));
                     }
                 }
                 Output::Probe {
@@ -334,7 +347,7 @@ impl ShardActor {
     }
 
     /// Connects the writer (done once, after the actor's address exists).
-    pub fn set_writer(&mut self, writes: mpsc::UnboundedSender<Outgoing>) {
+    pub fn set_writer(&mut self, writes: mpsc::UnboundedSender<ToWriter>) {
         self.writes = Some(writes);
     }
 }

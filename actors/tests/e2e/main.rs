@@ -24,3 +24,4 @@ mod shard_restart;
 mod statefulset_e2e;
 mod stress;
 mod takeover_e2e;
+mod throttle_e2e;

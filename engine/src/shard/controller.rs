@@ -109,6 +109,18 @@ impl PendingWrites {
     pub(super) fn len(&self) -> usize {
         self.map.len()
     }
+
+    /// The unanswered writes of `controller`'s plan for `owner`, latest first.
+    pub(super) fn of(&self, controller: usize, owner: &ObjectKey) -> Vec<WriteId> {
+        let mut ids: Vec<WriteId> = self
+            .map
+            .iter()
+            .filter(|(_, w)| w.controller == controller && &w.owner == owner)
+            .map(|(id, _)| *id)
+            .collect();
+        ids.sort_unstable_by_key(|id| std::cmp::Reverse(id.0));
+        ids
+    }
 }
 
 impl Controller {
@@ -130,9 +142,17 @@ impl Controller {
     }
 
     /// The primary object at `key` is now `object` (`None`: gone). A plan made for another
-    /// spec or another object finishes the step in flight and starts no further one: the key
-    /// decides again on what is there now.
-    pub(super) fn supersede_if_respecced(&mut self, key: &ObjectKey, object: Option<&Object>) {
+    /// spec or another object starts no further step, and the writes of the step in flight
+    /// that have not left yet are withdrawn ([`Output::Withdraw`]): the key decides again on
+    /// what is there now. A create decided for eight replicas that waits seconds for the
+    /// client-side rate limit would otherwise land after the user scaled to one.
+    pub(super) fn supersede_if_respecced(
+        &mut self,
+        key: &ObjectKey,
+        object: Option<&Object>,
+        writes: &PendingWrites,
+        outbox: &mut Vec<Output>,
+    ) {
         if !self.mode.is_tidemark() {
             return;
         }
@@ -144,7 +164,30 @@ impl Controller {
                 && (o.generation().is_none() || o.generation() == plan.generation)
         });
         if !same {
-            plan.superseded = true;
+            self.supersede(key, writes, outbox);
+        }
+    }
+
+    /// `key`'s plan was made for a state that is gone: it starts no further step, and the
+    /// writes of the step in flight that have not left yet are withdrawn.
+    pub(super) fn supersede(
+        &mut self,
+        key: &ObjectKey,
+        writes: &PendingWrites,
+        outbox: &mut Vec<Output>,
+    ) {
+        let Some(plan) = self.plans.get_mut(key) else {
+            return;
+        };
+        if plan.superseded {
+            return;
+        }
+        plan.superseded = true;
+        if plan.outstanding > 0 {
+            let ids = writes.of(self.index, key);
+            if !ids.is_empty() {
+                outbox.push(Output::Withdraw(ids));
+            }
         }
     }
 

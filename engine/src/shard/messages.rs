@@ -8,7 +8,7 @@ use crate::object::Object;
 use crate::proof::BarrierId;
 use crate::resource::Resource;
 use crate::rv::ResourceVersion;
-use crate::write::WriteRequest;
+use crate::write::{WriteId, WriteRequest};
 
 /// Consecutive skips after which a parked key is reported as starving.
 pub const STARVING_AFTER_SKIPS: u32 = 5;
@@ -39,6 +39,13 @@ impl Change {
 pub enum Output {
     /// Perform a write and answer with [`Shard::write_done`](super::Shard::write_done).
     Write(WriteRequest),
+    /// The plan these writes belong to was superseded (its primary changed spec or went away)
+    /// while they were out: the writer should not send those it still holds back (waiting for
+    /// the client-side rate limit) and answer each of them with
+    /// [`WriteResult::Withdrawn`](crate::WriteResult::Withdrawn). A request, not a promise:
+    /// writes already sent, or a writer that ignores this, are answered as usual. Latest first,
+    /// so that a rate limiter can hand back the tokens they reserved.
+    Withdraw(Vec<WriteId>),
     /// A parked key's safety timer ran out: the watermark of `resource` has not reached `target`.
     /// The runtime should check the watch (a cheap consistent read of the current revision).
     Probe {

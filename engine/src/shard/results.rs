@@ -127,6 +127,12 @@ impl Shard {
                     );
                 }
             }
+            WriteResult::Withdrawn => {
+                // Never sent: nothing to record (only Tidemark's mode withdraws, and it counts
+                // no expectations). Not a failure either: the key decides again at once, on
+                // the spec that superseded the plan, without backoff.
+                c.stats.writes_withdrawn += 1;
+            }
             WriteResult::Failed(error) => {
                 c.stats.write_failures += 1;
                 if (error.kind.outcome_unknown() || error.kind == WriteErrorKind::Conflict)

@@ -9,6 +9,9 @@ mod adoption;
 #[path = "pod_events_tests.rs"]
 mod pod_events;
 
+#[path = "withdraw_tests.rs"]
+mod withdraw;
+
 use super::*;
 use crate::action::Action;
 use crate::controllers::replicaset::ReplicaSetController;
@@ -374,6 +377,7 @@ fn a_stuck_watermark_asks_for_a_probe_and_reports_starvation() {
                 }
                 Output::Starving { .. } => starving += 1,
                 Output::Write(w) => panic!("no write while stale: {w:?}"),
+                Output::Withdraw(ids) => panic!("no plan to withdraw from: {ids:?}"),
                 Output::Barrier { .. } | Output::Degraded { .. } | Output::LiveRead { .. } => {
                     panic!("a scale-up needs no barrier")
                 }

@@ -107,7 +107,12 @@ impl Shard {
                 let replaced = cached.as_ref().is_some_and(|uid| uid != object.uid());
                 for c in &mut self.controllers {
                     if c.reconciler.primary() == resource {
-                        c.supersede_if_respecced(object.key(), Some(&object));
+                        c.supersede_if_respecced(
+                            object.key(),
+                            Some(&object),
+                            &self.writes,
+                            &mut self.outbox,
+                        );
                         c.versions.forget_if_replaced(object.key(), object.uid());
                         if replaced {
                             c.proofs.forget(object.key());
@@ -144,7 +149,12 @@ impl Shard {
                 let cached = self.cache.remove(object.resource(), object.key());
                 for c in &mut self.controllers {
                     if c.reconciler.primary() == object.resource() {
-                        c.supersede_if_respecced(object.key(), None);
+                        c.supersede_if_respecced(
+                            object.key(),
+                            None,
+                            &self.writes,
+                            &mut self.outbox,
+                        );
                     }
                 }
                 self.observe_gone(&object, true, now);
@@ -219,16 +229,18 @@ impl Shard {
                     self.cache.uid_of(resource, &key).cloned(),
                     self.cache.generation_of(resource, &key),
                 );
-                if let Some(plan) = c.plans.get_mut(&key)
+                let respecced = c.plans.get(&key).is_some_and(|plan| {
+                    uid.is_none()
+                        || plan.owner_uid.is_some() && plan.owner_uid != uid
+                        || generation.is_some() && generation != plan.generation
+                });
+                if respecced
                     && c.mode.is_tidemark()
                     && self.bug != Some(SeededBug::RelistKeepsPlans)
-                    && (uid.is_none()
-                        || plan.owner_uid.is_some() && plan.owner_uid != uid
-                        || generation.is_some() && generation != plan.generation)
                 {
                     // The relisted cache shows another spec (or no object): the plan's next
                     // steps were made for a state that is gone.
-                    plan.superseded = true;
+                    c.supersede(&key, &self.writes, &mut self.outbox);
                 }
             }
         }

@@ -518,6 +518,14 @@ impl World {
             Output::Degraded { key, reason, .. } => {
                 self.note(format_args!("shard {s} degraded {key}: {reason}"));
             }
+            Output::Withdraw(ids) => {
+                // The simulated writer has no client-side rate limit: every write left when it
+                // was handed over, and is answered as usual.
+                self.note(format_args!(
+                    "shard {s} withdraws {} writes, all already sent",
+                    ids.len()
+                ));
+            }
             Output::Starving { key, skips, .. } => {
                 self.note(format_args!("shard {s} starving {key} ({skips} skips)"));
             }
@@ -542,6 +550,7 @@ fn canonical(output: &Output) -> (u8, &'static str, String, String) {
         Output::Starving {
             controller, key, ..
         } => (5, controller, key.to_string(), String::new()),
+        Output::Withdraw(ids) => (6, "", format!("{ids:?}"), String::new()),
     }
 }
 
