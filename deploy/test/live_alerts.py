@@ -11,10 +11,12 @@ against the same Prometheus and must return data (each query in at least one sce
 Time is compressed 60 times: every range and every `for:` of the rule file is read as seconds
 instead of minutes (5m -> 5s), with a 1 s scrape and evaluation interval, so that a cause of
 20 s shows as the 20 minutes the production rules wait for. Expressions, thresholds and labels
-are the file's own. Prints one line a check and closes with "N passed, N failed".
+are the file's own. Scenarios run two at a time (--parallel), each with its own Prometheus. Prints
+one line a check, a scenario's lines together when it ends, and closes with "N passed, N failed".
 """
 
 import argparse
+import concurrent.futures
 import json
 import os
 import re
@@ -23,6 +25,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.parse
 import urllib.request
@@ -40,6 +43,8 @@ EXPECTED = {
     "alert-hot-key": "TidemarkHotKey",
 }
 DEFAULT = list(EXPECTED)
+# About how long each takes (for the order: longest first).
+EXPECTED_SECONDS = {"alert-slow-controller": 55, "alert-hot-key": 41}
 # Alerts count from this long after the manager was first seen leading: before that, "no
 # leader" is true (nothing scraped yet, or the Lease not taken) and not what a scenario tests.
 SETTLE_SECONDS = 3
@@ -213,17 +218,33 @@ def verdict_of(report):
 
 
 class Checks:
+    """Counts checks and keeps their lines; a scenario's lines print together when it ends."""
+
     def __init__(self):
         self.passed = 0
         self.failed = 0
+        self.lines = []
 
     def check(self, ok, what, detail=""):
         if ok:
             self.passed += 1
-            print(f"ok: {what}", flush=True)
+            self.lines.append(f"ok: {what}")
         else:
             self.failed += 1
-            print(f"FAILED: {what}{': ' + detail if detail else ''}", flush=True)
+            self.lines.append(f"FAILED: {what}{': ' + detail if detail else ''}")
+
+    def note(self, line):
+        self.lines.append(line)
+
+    def add(self, other):
+        self.passed += other.passed
+        self.failed += other.failed
+        self.lines += other.lines
+
+    def flush(self):
+        for line in self.lines:
+            print(line, flush=True)
+        self.lines = []
 
 
 def main():
@@ -231,21 +252,36 @@ def main():
     parser.add_argument("--release", default="target/release", help="the folder of tidemark and loadgen")
     parser.add_argument("--scenario", action="append", help="only these (names of deploy/test/scenarios/)")
     parser.add_argument("--keep", action="store_true", help="keep the work folders (logs, Prometheus data)")
+    parser.add_argument("--parallel", type=int, default=2, help="scenarios run at once")
     a = parser.parse_args()
     release = Path(a.release).resolve()
     checks = Checks()
     queries = {q: None for q in dashboard_queries()}
     names = a.scenario or DEFAULT
     root = Path(tempfile.mkdtemp(prefix="tidemark-live-alerts-"))
-    for name in names:
+    lock = threading.Lock()
+
+    def one(name):
         work = root / name
         work.mkdir()
         t = time.time()
-        run_scenario(release, name, work, queries, checks)
-        print(f"   ({name}: {time.time() - t:.0f} s, logs in {work})", flush=True)
+        mine = Checks()
+        run_scenario(release, name, work, queries, mine)
+        mine.note(f"   ({name}: {time.time() - t:.0f} s, logs in {work})")
+        with lock:
+            mine.flush()
+            checks.add(mine)
+
+    # Two at a time, longest first: each spends its time waiting out `for:` windows, and each
+    # has its own Prometheus, API server and manager on ports of their own.
+    order = sorted(names, key=lambda n: -EXPECTED_SECONDS.get(n, 0))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=a.parallel) as pool:
+        for f in [pool.submit(one, name) for name in order]:
+            f.result()
     if not a.scenario:
         for (title, expr), seen in queries.items():
             checks.check(seen is not None, f"dashboard: {title!r} returns data" + (f" ({seen})" if seen else ""), expr)
+    checks.flush()
     if checks.failed or a.keep:
         print(f"work folders (logs, Prometheus data) kept in {root}")
     else:

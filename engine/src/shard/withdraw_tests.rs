@@ -2,30 +2,13 @@
 //! still waits for the client-side rate limit when the user scales to one is not sent.
 
 use super::*;
-use crate::ConsistencyMode;
 use crate::write::WriteId;
-
-fn shard_in(mode: ConsistencyMode, replicas: i32) -> (Shard, Instant) {
-    let mut s = Shard::new(
-        ShardId(0),
-        vec![ControllerSpec::new(Box::new(ReplicaSetController), mode)],
-    );
-    let now = Instant::now();
-    let rs = replicaset_json("ns", "web", replicas, 10);
-    s.replace(
-        Resource::ReplicaSets,
-        vec![Object::ReplicaSet(rs)],
-        Some(rv(10)),
-        now,
-    );
-    s.replace(Resource::Pods, vec![], Some(rv(10)), now);
-    (s, now)
-}
 
 /// A shard whose ReplicaSet `ns/web` scales from nothing to 8: the slow start's first create
 /// answered (revision 11), the second batch of two creates out and unanswered.
-fn second_batch_out(mode: ConsistencyMode) -> (Shard, Vec<WriteRequest>, Instant) {
-    let (mut s, now) = shard_in(mode, 8);
+fn second_batch_out(consistency: bool) -> (Shard, Vec<WriteRequest>, Instant) {
+    let mut s = synced(consistency, &replicaset_json("ns", "web", 8, 10), vec![]);
+    let now = Instant::now();
     let first = writes(&mut s, now);
     assert_eq!(creates(&first), 1, "slow start sends one create first");
     s.write_done(first[0].id, written(11), now);
@@ -60,7 +43,7 @@ fn withdrawn(out: &[Output]) -> Vec<WriteId> {
 
 #[test]
 fn a_new_spec_withdraws_the_unanswered_writes_of_the_plan_latest_first() {
-    let (mut s, second, now) = second_batch_out(ConsistencyMode::Tidemark);
+    let (mut s, second, now) = second_batch_out(true);
     let out = scaled(&mut s, 1, 2, 20, now);
     let mut expected: Vec<WriteId> = second.iter().map(|w| w.id).collect();
     expected.sort_unstable_by(|a, b| b.cmp(a));
@@ -69,7 +52,7 @@ fn a_new_spec_withdraws_the_unanswered_writes_of_the_plan_latest_first() {
 
 #[test]
 fn a_write_already_answered_is_not_withdrawn() {
-    let (mut s, second, now) = second_batch_out(ConsistencyMode::Tidemark);
+    let (mut s, second, now) = second_batch_out(true);
     s.write_done(second[0].id, written(12), now);
     let out = scaled(&mut s, 1, 2, 20, now);
     assert_eq!(withdrawn(&out), [second[1].id]);
@@ -77,14 +60,14 @@ fn a_write_already_answered_is_not_withdrawn() {
 
 #[test]
 fn a_status_change_of_the_same_spec_withdraws_nothing() {
-    let (mut s, _, now) = second_batch_out(ConsistencyMode::Tidemark);
+    let (mut s, _, now) = second_batch_out(true);
     let out = scaled(&mut s, 8, 1, 20, now);
     assert!(withdrawn(&out).is_empty(), "{out:?}");
 }
 
 #[test]
 fn a_plan_ended_by_withdrawn_writes_decides_again_at_once_without_backoff() {
-    let (mut s, second, now) = second_batch_out(ConsistencyMode::Tidemark);
+    let (mut s, second, now) = second_batch_out(true);
     scaled(&mut s, 1, 2, 20, now);
     for w in &second {
         s.write_done(w.id, WriteResult::Withdrawn, now);
@@ -107,7 +90,7 @@ fn a_plan_ended_by_withdrawn_writes_decides_again_at_once_without_backoff() {
 
 #[test]
 fn with_the_gate_off_the_plan_keeps_its_writes_in_flight() {
-    let (mut s, _, now) = second_batch_out(ConsistencyMode::from_gate(false));
+    let (mut s, _, now) = second_batch_out(false);
     let out = scaled(&mut s, 1, 2, 20, now);
     assert!(withdrawn(&out).is_empty(), "{out:?}");
 }
