@@ -149,6 +149,41 @@ mod tests {
         assert_eq!(bucket.reserve(), Duration::from_millis(500));
     }
 
+    proptest::proptest! {
+        #[test]
+        fn whatever_is_cancelled_no_two_kept_tokens_come_due_closer_than_the_rate_allows(
+            queued in 1usize..12,
+            cancelled in proptest::collection::vec(proptest::prelude::any::<proptest::sample::Index>(), 0..12),
+            more in 0usize..6,
+        ) {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_time()
+                .start_paused(true)
+                .build()
+                .expect("runtime");
+            let mut due: Vec<Instant> = runtime.block_on(async {
+                let bucket = TokenBucket::new(4.0, 1);
+                let mut kept: Vec<Reservation> = (0..queued).map(|_| bucket.reservation()).collect();
+                for pick in cancelled {
+                    if kept.is_empty() {
+                        break;
+                    }
+                    bucket.cancel(kept.remove(pick.index(kept.len())));
+                }
+                kept.extend((0..more).map(|_| bucket.reservation()));
+                kept.iter().map(|r| r.act_at).collect()
+            });
+            due.sort();
+            for pair in due.windows(2) {
+                proptest::prop_assert!(
+                    pair[1] - pair[0] >= Duration::from_millis(249),
+                    "two tokens {:?} apart at 4 qps, burst 1",
+                    pair[1] - pair[0]
+                );
+            }
+        }
+    }
+
     #[tokio::test(start_paused = true)]
     async fn zero_qps_means_unlimited() {
         let bucket = TokenBucket::new(0.0, 1);
