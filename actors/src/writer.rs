@@ -233,8 +233,6 @@ impl WriterPool {
                         if e.kind.is_conflict() {
                             pool.counters.conflicts.fetch_add(1, Ordering::Relaxed);
                         }
-                    }
-                    if let WriteResult::Failed(e) = &result {
                         tracing::warn!(controller = request.controller, key = %request.owner, verb = request.action.verb(), error = %e, "write failed");
                     } else {
                         tracing::debug!(controller = request.controller, key = %request.owner, verb = request.action.verb(), ?result, "write done");

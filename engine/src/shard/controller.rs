@@ -10,7 +10,6 @@ use crate::hot_keys::HotKeys;
 use crate::key::{ObjectKey, Uid};
 use crate::live_read::Expected;
 use crate::mode::ConsistencyMode;
-use crate::object::Object;
 use crate::proof::Proofs;
 use crate::queue::{Outcome, WorkQueue};
 use crate::reconciler::Reconciler;
@@ -141,27 +140,30 @@ impl Controller {
         }
     }
 
-    /// The primary object at `key` is now `object` (`None`: gone). A plan made for another
-    /// spec or another object starts no further step, and the writes of the step in flight
-    /// that have not left yet are withdrawn ([`Output::Withdraw`]): the key decides again on
-    /// what is there now. A create decided for eight replicas that waits seconds for the
-    /// client-side rate limit would otherwise land after the user scaled to one.
+    /// The primary object at `key` now has `uid` and `generation` (`uid` `None`: gone). A plan
+    /// made for another spec or another object starts no further step, and the writes of the
+    /// step in flight that have not left yet are withdrawn ([`Output::Withdraw`]): the key
+    /// decides again on what is there now. A create decided for eight replicas that waits
+    /// seconds for the client-side rate limit would otherwise land after the user scaled to one.
     pub(super) fn supersede_if_respecced(
         &mut self,
         key: &ObjectKey,
-        object: Option<&Object>,
+        uid: Option<&Uid>,
+        generation: Option<i64>,
         writes: &PendingWrites,
         outbox: &mut Vec<Output>,
     ) {
         if !self.mode.is_tidemark() {
             return;
         }
-        let Some(plan) = self.plans.get_mut(key) else {
+        let Some(plan) = self.plans.get(key) else {
             return;
         };
-        let same = object.is_some_and(|o| {
-            plan.owner_uid.as_ref().is_none_or(|uid| uid == o.uid())
-                && (o.generation().is_none() || o.generation() == plan.generation)
+        let same = uid.is_some_and(|uid| {
+            plan.owner_uid
+                .as_ref()
+                .is_none_or(|made_for| made_for == uid)
+                && (generation.is_none() || generation == plan.generation)
         });
         if !same {
             self.supersede(key, writes, outbox);

@@ -109,7 +109,8 @@ impl Shard {
                     if c.reconciler.primary() == resource {
                         c.supersede_if_respecced(
                             object.key(),
-                            Some(&object),
+                            Some(object.uid()),
+                            object.generation(),
                             &self.writes,
                             &mut self.outbox,
                         );
@@ -151,6 +152,7 @@ impl Shard {
                     if c.reconciler.primary() == object.resource() {
                         c.supersede_if_respecced(
                             object.key(),
+                            None,
                             None,
                             &self.writes,
                             &mut self.outbox,
@@ -229,18 +231,16 @@ impl Shard {
                     self.cache.uid_of(resource, &key).cloned(),
                     self.cache.generation_of(resource, &key),
                 );
-                let respecced = c.plans.get(&key).is_some_and(|plan| {
-                    uid.is_none()
-                        || plan.owner_uid.is_some() && plan.owner_uid != uid
-                        || generation.is_some() && generation != plan.generation
-                });
-                if respecced
-                    && c.mode.is_tidemark()
-                    && self.bug != Some(SeededBug::RelistKeepsPlans)
-                {
-                    // The relisted cache shows another spec (or no object): the plan's next
-                    // steps were made for a state that is gone.
-                    c.supersede(&key, &self.writes, &mut self.outbox);
+                if self.bug != Some(SeededBug::RelistKeepsPlans) {
+                    // The relisted cache may show another spec (or no object): the plan's next
+                    // steps were then made for a state that is gone.
+                    c.supersede_if_respecced(
+                        &key,
+                        uid.as_ref(),
+                        generation,
+                        &self.writes,
+                        &mut self.outbox,
+                    );
                 }
             }
         }
